@@ -1,0 +1,60 @@
+"""Where things live. No import-time side effects: every function computes, nothing is created.
+
+Environment overrides:
+  CASSPERF_HOME   project root (default: the checkout this package sits in, else the cwd)
+  CASSPERF_CACHE  cache for downloaded jars (default: ~/.cache/cassperf)
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+
+def project_root() -> Path:
+    env = os.environ.get("CASSPERF_HOME")
+    if env:
+        return Path(env).resolve()
+    here = Path(__file__).resolve()
+    for parent in here.parents:
+        if (parent / "pyproject.toml").exists() and (parent / "lib" / "cassperf").is_dir():
+            return parent
+    return Path.cwd().resolve()
+
+
+def data_dir() -> Path:
+    return project_root() / "data"
+
+
+def runs_dir() -> Path:
+    return data_dir() / "runs"
+
+
+def clusters_dir() -> Path:
+    """One working folder per local cluster: conf, data, commitlog, hints, logs (git-ignored)."""
+    return data_dir() / "clusters"
+
+
+def reports_dir() -> Path:
+    return project_root() / "reports"
+
+
+def notebooks_dir() -> Path:
+    return project_root() / "notebooks"
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("CASSPERF_CACHE")
+    if env:
+        return Path(env).resolve()
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    base = Path(xdg) if xdg else Path.home() / ".cache"
+    return base / "cassperf"
+
+
+def fixtures_dir() -> Path:
+    """The shared folder of real tool output (../shared/fixtures beside the checkout)."""
+    env = os.environ.get("CASSPERF_FIXTURES")
+    if env:
+        return Path(env)
+    return project_root().parent / "shared" / "fixtures"
