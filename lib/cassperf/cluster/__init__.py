@@ -1,0 +1,8 @@
+"""Cluster control: the embedded LocalCluster, a RemoteCluster the user names, and one
+interface (ClusterHandle) that experiments see for both."""
+
+from cassperf.cluster.base import ClusterHandle
+from cassperf.cluster.local import LocalCluster, NodeStatus
+from cassperf.cluster.topology import Topology, parse_topology
+
+__all__ = ["ClusterHandle", "LocalCluster", "NodeStatus", "Topology", "parse_topology"]

@@ -1,0 +1,113 @@
+"""What experiments see of any cluster, local or remote: a driver session, the topology, the
+Cassandra version, and nodetool where reachable."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from typing import Any
+
+import pandas as pd
+from cassandra.cluster import Cluster, Session
+from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
+
+
+class ClusterHandle(ABC):
+    """Common interface of LocalCluster and RemoteCluster."""
+
+    def __init__(self) -> None:
+        self._driver: Cluster | None = None
+        self._sessions: dict[str | None, Session] = {}
+
+    # -- what a subclass provides ------------------------------------------------------------
+    @property
+    @abstractmethod
+    def contact_points(self) -> list[str]: ...
+
+    @property
+    @abstractmethod
+    def port(self) -> int: ...
+
+    @property
+    @abstractmethod
+    def local_dc(self) -> str | None: ...
+
+    @abstractmethod
+    def _driver_kwargs(self) -> dict[str, Any]:
+        """Extra Cluster(...) arguments: auth provider, SSL context."""
+
+    @abstractmethod
+    def nodetool(self, node: str | int, *args: str, timeout: float = 120.0) -> str:
+        """Run nodetool against one node; raise ToolError on failure."""
+
+    @property
+    def description(self) -> dict[str, Any]:
+        """What a manifest records of this cluster (never credentials)."""
+        return {"kind": type(self).__name__, "contact_points": self.contact_points, "port": self.port,
+                "local_dc": self.local_dc}
+
+    # -- shared --------------------------------------------------------------------------------
+    def driver_cluster(self, **overrides: Any) -> Cluster:
+        """A new driver Cluster for this cluster (token-aware, DC-aware); the caller shuts it down."""
+        kwargs: dict[str, Any] = {
+            "contact_points": self.contact_points,
+            "port": self.port,
+            "load_balancing_policy": TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc=self.local_dc)),
+            "connect_timeout": 10,
+        }
+        kwargs.update(self._driver_kwargs())
+        kwargs.update(overrides)
+        return Cluster(**kwargs)
+
+    def session(self, keyspace: str | None = None) -> Session:
+        """A cached driver session (one driver Cluster per handle)."""
+        if self._driver is None:
+            self._driver = self.driver_cluster()
+        if keyspace not in self._sessions:
+            self._sessions[keyspace] = self._driver.connect(keyspace)
+        return self._sessions[keyspace]
+
+    def close(self) -> None:
+        """Close driver connections (does not stop any node)."""
+        if self._driver is not None:
+            self._driver.shutdown()
+        self._driver = None
+        self._sessions = {}
+
+    def cassandra_version(self) -> str:
+        row = self.session().execute("SELECT release_version FROM system.local").one()
+        return str(row[0])
+
+    def topology_frame(self) -> pd.DataFrame:
+        """One row per node as the driver sees it: address, dc, rack, version, up, host_id."""
+        self.session()
+        assert self._driver is not None
+        rows = []
+        for host in self._driver.metadata.all_hosts():
+            rows.append({"address": host.address, "datacenter": host.datacenter, "rack": host.rack,
+                         "release_version": host.release_version, "up": bool(host.is_up),
+                         "host_id": str(host.host_id)})
+        return pd.DataFrame(rows).sort_values(["datacenter", "address"]).reset_index(drop=True)
+
+    def schema_frame(self, include_system: bool = False) -> pd.DataFrame:
+        """One row per table: keyspace, table, replication, compaction, compression."""
+        self.session()
+        assert self._driver is not None
+        rows = []
+        for ks_name, ks in sorted(self._driver.metadata.keyspaces.items()):
+            if not include_system and ks_name.startswith("system"):
+                continue
+            replication = dict(ks.replication_strategy.export_for_schema()
+                               if hasattr(ks.replication_strategy, "export_for_schema") else {})
+            for table_name, table in sorted(ks.tables.items()):
+                rows.append({"keyspace": ks_name, "table": table_name,
+                             "replication": str(replication) if replication else ks.replication_strategy.export_for_schema(),
+                             "compaction": str(table.options.get("compaction", {}).get("class", "")),
+                             "compression": str(table.options.get("compression", {}).get("class", "")),
+                             "columns": len(table.columns)})
+        return pd.DataFrame(rows, columns=["keyspace", "table", "replication", "compaction", "compression", "columns"])
+
+    def __enter__(self) -> "ClusterHandle":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -1,0 +1,318 @@
+"""LocalCluster: real Cassandra nodes on loopback, started by the workbook from Maven Central jars.
+
+    with LocalCluster("demo", topology="dc1:2,dc2:1") as c:
+        c.start()
+        c.session().execute("SELECT release_version FROM system.local")
+        print(c.nodetool("node1", "status"))
+
+One working folder per cluster (`data/clusters/<name>/`, git-ignored) holds cluster.json and one
+folder per node: conf, data, commitlog, hints, saved_caches, logs (system.log, gc.log in JDK
+unified-logging form, stdout.log). `start()` reuses nodes of the same cluster that are already
+running (pid files checked against live processes). Exiting the `with` block stops the nodes;
+`destroy()` also removes the data.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import shutil
+import subprocess
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from cassperf import config
+from cassperf.cluster import jars as jarmod
+from cassperf.cluster import process
+from cassperf.cluster.base import ClusterHandle
+from cassperf.cluster.java import Java, check_java_for, java_info
+from cassperf.cluster.jolokia import JolokiaClient
+from cassperf.cluster.nodeconf import (
+    CLIENT_JPMS,
+    JvmSettings,
+    NodeLayout,
+    NodePorts,
+    cassandra_yaml,
+    server_command,
+    write_node_conf,
+)
+from cassperf.cluster.preflight import PortUse, check_memory, check_ports
+from cassperf.cluster.topology import NodeSpec, Topology, parse_topology
+from cassperf.errors import ClusterError, ConfigError, ToolError
+
+#: system.log line that says a node serves CQL:
+#: INFO  [main] 2026-11-21 23:40:01,123 PipelineConfigurator.java:129 - Starting listening for CQL clients on /127.0.0.1:9042 (unencrypted)...
+READY_MARK = "Starting listening for CQL clients"
+DEFAULT_VERSION = "5.0.6"
+
+
+@dataclass(frozen=True)
+class NodeStatus:
+    name: str
+    address: str
+    dc: str
+    rack: str
+    pid: int | None
+    up: bool
+
+
+class LocalNode:
+    def __init__(self, spec: NodeSpec, layout: NodeLayout, ports: NodePorts) -> None:
+        self.spec = spec
+        self.layout = layout
+        self.ports = ports
+        self.popen: subprocess.Popen | None = None
+
+    @property
+    def name(self) -> str:
+        return self.spec.name
+
+    @property
+    def address(self) -> str:
+        return self.spec.address
+
+    def pid(self) -> int | None:
+        if self.popen is not None:
+            self.popen.poll()  # reap a child that exited, so it is not a zombie
+        return process.live_pid(self.layout.pid_file, self.layout.root)
+
+    def is_running(self) -> bool:
+        return self.pid() is not None
+
+    def port_uses(self) -> list[PortUse]:
+        n = self.name
+        return [PortUse(self.address, self.ports.storage, f"storage_port of {n}"),
+                PortUse(self.address, self.ports.native, f"native_transport_port of {n}"),
+                PortUse("127.0.0.1", self.ports.jmx, f"JMX port of {n}"),
+                PortUse(self.address, self.ports.jolokia, f"Jolokia port of {n}")]
+
+    def log_tail(self, lines: int = 30) -> str:
+        out = []
+        for path in (self.layout.system_log, self.layout.stdout_log):
+            t = process.tail(path, lines)
+            if t:
+                out.append(f"--- last {len(t)} lines of {path}:")
+                out += t
+        return "\n".join(out)
+
+
+class LocalCluster(ClusterHandle):
+    """Real Cassandra nodes on 127.0.0.x, started from Maven Central jars.
+
+    name            the cluster's name and working folder (data/clusters/<name>)
+    topology        "dc1:3" or "dc1:3,dc2:3" (nodes on first_address, +1, ...)
+    version         Cassandra version from Maven Central (5.0.x on Java 11/17; 4.1.x on Java 8/11)
+    heap_mb         heap per node, MB
+    yaml_overrides  merged into every node's cassandra.yaml
+    jvm_options     extra JVM options for every node
+    first_address   address of node1; other clusters can live beside on e.g. 127.0.1.1
+    jolokia         attach the Jolokia JVM agent (JMX over HTTP on <address>:8778)
+    start_timeout_s per node, until CQL-ready
+    """
+
+    def __init__(self, name: str = "cassperf", topology: str | Topology = "dc1:1", version: str = DEFAULT_VERSION,
+                 heap_mb: int = 1024, yaml_overrides: dict[str, Any] | None = None,
+                 jvm_options: list[str] | None = None, first_address: str = "127.0.0.1", jolokia: bool = True,
+                 root: Path | None = None, start_timeout_s: float = 180.0) -> None:
+        super().__init__()
+        if not name or not all(c.isalnum() or c in "-_" for c in name):
+            raise ConfigError(f"cluster name {name!r}: use letters, digits, '-' and '_'")
+        self.name = name
+        self.topology = topology if isinstance(topology, Topology) else parse_topology(topology)
+        self.version = version
+        if heap_mb < 256:
+            raise ConfigError(f"heap_mb={heap_mb}: a Cassandra node needs at least 256 MB of heap")
+        self.heap_mb = heap_mb
+        self.yaml_overrides = dict(yaml_overrides or {})
+        self.jvm_options = list(jvm_options or [])
+        self.first_address = first_address
+        self.use_jolokia = jolokia
+        self.start_timeout_s = start_timeout_s
+        self.root = (root or config.clusters_dir()) / name
+        offset = int(ipaddress.IPv4Address(first_address)) - int(ipaddress.IPv4Address("127.0.0.1"))
+        self.nodes: list[LocalNode] = []
+        for spec in self.topology.nodes(first_address):
+            ports = NodePorts(jmx=7199 + offset + spec.index - 1)
+            self.nodes.append(LocalNode(spec, NodeLayout(self.root / spec.name), ports))
+        self._java: Java | None = None
+        self._jars: jarmod.CassandraJars | None = None
+
+    # -- ClusterHandle -------------------------------------------------------------------------
+    @property
+    def contact_points(self) -> list[str]:
+        return [n.address for n in self.nodes if n.spec.seed] or [self.nodes[0].address]
+
+    @property
+    def port(self) -> int:
+        return self.nodes[0].ports.native
+
+    @property
+    def local_dc(self) -> str | None:
+        return self.topology.datacenters[0].name
+
+    def _driver_kwargs(self) -> dict[str, Any]:
+        return {}
+
+    @property
+    def description(self) -> dict[str, Any]:
+        return {**super().description, "name": self.name, "topology": self.topology.spec(),
+                "cassandra_version": self.version, "heap_mb": self.heap_mb, "yaml_overrides": self.yaml_overrides,
+                "snitch": "GossipingPropertyFileSnitch",
+                "nodes": [{"name": n.name, "address": n.address, "dc": n.spec.dc, "rack": n.spec.rack} for n in self.nodes]}
+
+    # -- lookup --------------------------------------------------------------------------------
+    def node(self, node: str | int | LocalNode) -> LocalNode:
+        if isinstance(node, LocalNode):
+            return node
+        for n in self.nodes:
+            if node in (n.name, n.address, n.spec.index):
+                return n
+        raise ConfigError(f"cluster {self.name} has no node {node!r}; nodes: {', '.join(n.name for n in self.nodes)}")
+
+    def status(self) -> list[NodeStatus]:
+        """Which nodes are up (a live process of ours), per node."""
+        return [NodeStatus(n.name, n.address, n.spec.dc, n.spec.rack, n.pid(), n.is_running()) for n in self.nodes]
+
+    def status_frame(self) -> pd.DataFrame:
+        return pd.DataFrame([asdict(s) for s in self.status()])
+
+    # -- start ---------------------------------------------------------------------------------
+    def _state(self) -> dict[str, Any]:
+        return {"name": self.name, "topology": self.topology.spec(), "version": self.version,
+                "first_address": self.first_address}
+
+    def _check_state_file(self) -> None:
+        """Raise if cluster.json describes a different cluster of the same name."""
+        path = self.root / "cluster.json"
+        if not path.exists():
+            return
+        old = json.loads(path.read_text())
+        mine = self._state()
+        if {k: old.get(k) for k in mine} != mine:
+            raise ConfigError(f"cluster {self.name!r} already exists at {self.root} as "
+                              f"{old.get('topology')} Cassandra {old.get('version')} on {old.get('first_address')}; "
+                              f"asked for {mine['topology']} Cassandra {mine['version']} on {mine['first_address']}. "
+                              f"Destroy it first (`cassperf cluster destroy --name {self.name}`) or choose another name")
+
+    def java(self) -> Java:
+        if self._java is None:
+            self._java = java_info()
+            check_java_for(self.version, self._java)
+        return self._java
+
+    def jars(self) -> jarmod.CassandraJars:
+        if self._jars is None:
+            self._jars = jarmod.resolve_cassandra(self.version)
+        return self._jars
+
+    def start(self, timeout_s: float | None = None) -> "LocalCluster":
+        """Start every node that is not running, one after another, each until CQL-ready.
+        Nodes already running (same cluster, same topology) are reused. Chainable."""
+        self._check_state_file()
+        to_start = [n for n in self.nodes if not n.is_running()]
+        if not to_start:
+            return self
+        java = self.java()
+        check_memory(len(to_start), self.heap_mb, self.topology.spec())
+        check_ports([u for n in to_start for u in n.port_uses()])
+        jars = self.jars()
+        jolokia = jarmod.resolve_jolokia() if self.use_jolokia else None
+        self.root.mkdir(parents=True, exist_ok=True)
+        (self.root / "cluster.json").write_text(json.dumps({**self._state(), "heap_mb": self.heap_mb,
+                                                            "yaml_overrides": self.yaml_overrides,
+                                                            "jvm_options": self.jvm_options}, indent=2))
+        seeds = [n.address for n in self.nodes if n.spec.seed]
+        classpath = jars.classpath()
+        for node in to_start:
+            yaml_conf = cassandra_yaml(self.name, node.spec, seeds, node.layout, node.ports, self.yaml_overrides)
+            write_node_conf(node.layout, yaml_conf, node.spec)
+            cmd = server_command(java.executable, classpath, jars.jamm, jolokia, node.spec, node.layout, node.ports,
+                                 JvmSettings(self.heap_mb, self.jvm_options))
+            self._start_node(node, cmd, timeout_s or self.start_timeout_s)
+        return self
+
+    def _start_node(self, node: LocalNode, cmd: list[str], timeout_s: float) -> None:
+        log = node.layout.system_log
+        offset = log.stat().st_size if log.exists() else 0
+        node.popen = process.spawn(cmd, node.layout.root, node.layout.stdout_log, node.layout.pid_file)
+        started = time.monotonic()
+        try:
+            ready = process.wait_for_log(log, offset, READY_MARK, lambda: node.popen.poll() is None, timeout_s)
+        except TimeoutError:
+            process.terminate({node.popen.pid: node.layout.root}, timeout_s=10)
+            raise ClusterError(f"{node.name} of cluster {self.name} was not CQL-ready after {timeout_s:.0f} s; "
+                               f"stopped it.\n{node.log_tail()}") from None
+        if not ready:
+            rc = node.popen.poll()
+            raise ClusterError(f"{node.name} of cluster {self.name} died during start (exit code {rc}) after "
+                               f"{time.monotonic() - started:.1f} s.\n{node.log_tail()}")
+
+    # -- stop ----------------------------------------------------------------------------------
+    def stop(self, timeout_s: float = 60.0) -> list[str]:
+        """SIGTERM every node of ours, SIGKILL after `timeout_s`. Returns the names of nodes
+        that had to be killed. Never signals a process that is not this cluster's."""
+        self.close()
+        pids = {}
+        for n in self.nodes:
+            pid = n.pid()
+            if pid is not None:
+                pids[pid] = n.layout.root
+        killed = process.terminate(pids, timeout_s)
+        for n in self.nodes:
+            if n.popen is not None:
+                n.popen.poll()
+                n.popen = None
+            n.layout.pid_file.unlink(missing_ok=True)
+        return [n.name for n in self.nodes if process.read_pid(n.layout.pid_file) in killed]
+
+    def destroy(self, timeout_s: float = 60.0) -> None:
+        """Stop every node and remove the cluster's working folder (data, logs, conf)."""
+        self.stop(timeout_s)
+        if self.root.exists():
+            shutil.rmtree(self.root)
+
+    def __enter__(self) -> "LocalCluster":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    # -- tools ---------------------------------------------------------------------------------
+    def nodetool_command(self, node: str | int | LocalNode, *args: str) -> list[str]:
+        n = self.node(node)
+        home = self.root / "nodetool-home"
+        home.mkdir(parents=True, exist_ok=True)
+        return [str(self.java().executable), "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                *CLIENT_JPMS, f"-Duser.home={home}",
+                f"-Dlogback.configurationFile=file://{n.layout.conf / 'logback-tools.xml'}",
+                "-cp", self.jars().classpath(n.layout.conf), "org.apache.cassandra.tools.NodeTool",
+                "-h", "127.0.0.1", "-p", str(n.ports.jmx), *args]
+
+    def nodetool(self, node: str | int | LocalNode, *args: str, timeout: float = 120.0) -> str:
+        """Run nodetool against `node` and return its stdout; ToolError on failure or timeout."""
+        cmd = self.nodetool_command(node, *args)
+        shown = ["nodetool", "-p", cmd[cmd.index("-p") + 1], *args]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired as exc:
+            raise ToolError(shown, None, exc.stdout or "", exc.stderr or "",
+                            hint=f"nodetool did not answer within {timeout:.0f} s") from None
+        if proc.returncode != 0:
+            raise ToolError(shown, proc.returncode, proc.stdout, proc.stderr)
+        return proc.stdout
+
+    def nodetool_process(self, node: str | int | LocalNode, *args: str) -> subprocess.Popen:
+        """Start nodetool and return the handle (for long commands such as garbagecollect)."""
+        return subprocess.Popen(self.nodetool_command(node, *args), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE, text=True)
+
+    def jolokia(self, node: str | int | LocalNode) -> JolokiaClient:
+        """JMX over HTTP for one node (no JVM start per sample)."""
+        n = self.node(node)
+        if not self.use_jolokia:
+            raise ConfigError(f"cluster {self.name} was created with jolokia=False")
+        return JolokiaClient(f"http://{n.address}:{n.ports.jolokia}/jolokia")

@@ -1,0 +1,117 @@
+"""Processes of local nodes: start one, find it again by pid file, stop it. Only our own pids
+are ever signalled: a pid counts as ours when its command line carries the node's marker
+(-Dcassperf.node=<node folder>) and it is not a zombie."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+
+import psutil
+
+
+def marker(node_root: Path) -> str:
+    return f"-Dcassperf.node={node_root}"
+
+
+def is_ours(pid: int, node_root: Path) -> bool:
+    try:
+        proc = psutil.Process(pid)
+        if proc.status() == psutil.STATUS_ZOMBIE:
+            return False
+        return marker(node_root) in proc.cmdline()
+    except (psutil.NoSuchProcess, psutil.AccessDenied, psutil.ZombieProcess):
+        return False
+
+
+def read_pid(pid_file: Path) -> int | None:
+    try:
+        return int(pid_file.read_text().strip())
+    except (FileNotFoundError, ValueError):
+        return None
+
+
+def live_pid(pid_file: Path, node_root: Path) -> int | None:
+    """The pid in `pid_file` if that process is alive and ours, else None."""
+    pid = read_pid(pid_file)
+    return pid if pid is not None and is_ours(pid, node_root) else None
+
+
+def spawn(cmd: list[str], cwd: Path, log_path: Path, pid_file: Path, env: dict[str, str] | None = None) -> subprocess.Popen:
+    """Start `cmd` in its own session (Ctrl-C in a notebook does not reach it), stdout and stderr
+    appended to `log_path`, pid written to `pid_file`."""
+    log = open(log_path, "ab")  # noqa: SIM115 - handed to the child
+    try:
+        proc = subprocess.Popen(cmd, cwd=cwd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True, env=env)
+    finally:
+        log.close()
+    pid_file.write_text(f"{proc.pid}\n")
+    return proc
+
+
+def terminate(pids: dict[int, Path], timeout_s: float = 60.0) -> list[int]:
+    """SIGTERM every pid that is ours, wait up to `timeout_s`, then SIGKILL those left.
+    Returns the pids that needed SIGKILL."""
+    ours = {pid: root for pid, root in pids.items() if is_ours(pid, root)}
+    for pid in ours:
+        try:
+            os.kill(pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+    procs = []
+    for pid in ours:
+        try:
+            procs.append(psutil.Process(pid))
+        except psutil.NoSuchProcess:
+            pass
+    _, alive = psutil.wait_procs(procs, timeout=timeout_s)
+    killed = []
+    for proc in alive:
+        if is_ours(proc.pid, ours[proc.pid]):
+            try:
+                proc.kill()
+                killed.append(proc.pid)
+            except psutil.NoSuchProcess:
+                pass
+    psutil.wait_procs(alive, timeout=10)
+    return killed
+
+
+def wait_for_log(path: Path, offset: int, needle: str, alive: "callable[[], bool]", timeout_s: float,
+                 poll_s: float = 0.2) -> bool:
+    """Wait until `needle` appears in `path` after byte `offset`. Returns False when the process
+    died (alive() false) first; raises TimeoutError after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    buf = b""
+    pos = offset
+    needle_b = needle.encode()
+    while True:
+        if path.exists():
+            with open(path, "rb") as f:
+                f.seek(pos)
+                chunk = f.read()
+            if chunk:
+                pos += len(chunk)
+                buf = (buf + chunk)[-(len(needle_b) + 65536):]
+                if needle_b in buf:
+                    return True
+        if not alive():
+            return False
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{needle!r} not seen in {path} within {timeout_s:.0f} s")
+        time.sleep(poll_s)
+
+
+def tail(path: Path, lines: int = 30) -> list[str]:
+    if not path.exists():
+        return []
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        f.seek(max(0, size - 64 * 1024))
+        data = f.read().decode("utf-8", "replace")
+    return data.splitlines()[-lines:]
