@@ -11,6 +11,8 @@ metrics     long format: time, node, metric, value (cluster and host samples), M
 events      phases and marks: time, name, detail (e.g. a garbagecollect window), EVENT_COLUMNS
 histograms  optional HDR histograms per op type and interval, HISTOGRAM_COLUMNS, each row one
             interval of one tag, `encoded` being HdrHistogram's compressed base64 form
+tables      named frames of any shape (e.g. nodetool, GC or network tables kept with a run);
+            no fixed schema, stored as they are
 
 `time_s` is seconds since the run's start (float); `time` in metrics/events is a UTC
 timestamp (pandas datetime64[ns, UTC]) or, where a source has only relative time, NaT with the
@@ -131,6 +133,7 @@ class Run:
     events: pd.DataFrame = field(default_factory=lambda: empty_frame(EVENT_COLUMNS))
     histograms: pd.DataFrame = field(default_factory=lambda: empty_frame(HISTOGRAM_COLUMNS))
     warnings: list[str] = field(default_factory=list)
+    tables: dict[str, pd.DataFrame] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.manifest.setdefault("schema_version", SCHEMA_VERSION)
