@@ -13,7 +13,7 @@ import sys
 
 from cassperf.errors import CassperfError
 
-_SUBCOMMAND_MODULES = ["cluster", "logs"]
+_SUBCOMMAND_MODULES = ["cluster", "logs", "report"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,55 @@
+# cassperf — `make` alone lists the targets.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
+CASSANDRA_VERSION ?= 5.0.6
+PYTEST_ARGS ?=
+
+.DEFAULT_GOAL := help
+.PHONY: help setup jars report test test-unit bench cluster-start cluster-status cluster-stop cluster-destroy clean
+
+help: ## list the targets
+	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-16s %s\n", $$1, $$2}'
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "cassperf needs Python >= 3.11, found " + sys.version.split()[0])'
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -e '.[test]'
+	@rm -f $(VENV)/.installed-*
+	@touch $@
+
+setup: $(STAMP) ## create .venv and install the pinned dependencies
+	@echo "cassperf installed in $(VENV)"
+
+jars: setup ## resolve Cassandra's jars from Maven Central into the cache (reused later)
+	$(BIN)/cassperf cluster fetch --version $(CASSANDRA_VERSION)
+
+report: jars ## main job: run the report notebooks on the embedded local cluster -> reports/index.html
+	$(BIN)/cassperf report
+
+test: jars ## all tests, real Cassandra nodes included
+	$(BIN)/pytest $(PYTEST_ARGS)
+
+test-unit: setup ## quick tests only (no Cassandra nodes)
+	$(BIN)/pytest -m "not cluster and not notebook" $(PYTEST_ARGS)
+
+bench: jars ## benchmarks under bench/ (print their figures)
+	$(BIN)/python bench/cluster_start.py
+
+cluster-start: jars ## start (or reuse) the embedded cluster (TOPOLOGY=dc1:1)
+	$(BIN)/cassperf cluster start --topology $${TOPOLOGY:-dc1:1}
+
+cluster-status: setup ## which nodes of the embedded cluster are up
+	$(BIN)/cassperf cluster status --topology $${TOPOLOGY:-dc1:1}
+
+cluster-stop: setup ## stop the embedded cluster
+	$(BIN)/cassperf cluster stop --topology $${TOPOLOGY:-dc1:1}
+
+cluster-destroy: setup ## stop the embedded cluster and remove its data
+	$(BIN)/cassperf cluster destroy --topology $${TOPOLOGY:-dc1:1}
+
+clean: ## remove generated reports (runs and clusters under data/ are kept)
+	rm -rf reports/*.html reports/executed

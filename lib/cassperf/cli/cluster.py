@@ -1,0 +1,72 @@
+"""`cassperf cluster start|status|stop|destroy`: the embedded local cluster from the shell."""
+
+from __future__ import annotations
+
+import argparse
+import time
+
+from cassperf.cluster.local import DEFAULT_VERSION, LocalCluster
+
+
+def _cluster(args: argparse.Namespace) -> LocalCluster:
+    return LocalCluster(args.name, args.topology, version=args.version, heap_mb=args.heap_mb,
+                        first_address=args.first_address)
+
+
+def _start(args: argparse.Namespace) -> int:
+    t0 = time.monotonic()
+    cluster = _cluster(args).start()
+    print(cluster.status_frame().to_string(index=False))
+    print(f"cluster {cluster.name} ({cluster.topology}) CQL-ready in {time.monotonic() - t0:.1f} s")
+    return 0
+
+
+def _status(args: argparse.Namespace) -> int:
+    cluster = _cluster(args)
+    frame = cluster.status_frame()
+    print(frame.to_string(index=False))
+    return 0 if frame["up"].all() else 3
+
+
+def _stop(args: argparse.Namespace) -> int:
+    killed = _cluster(args).stop(timeout_s=args.timeout)
+    print(f"stopped cluster {args.name}" + (f" (SIGKILL needed for {', '.join(killed)})" if killed else ""))
+    return 0
+
+
+def _destroy(args: argparse.Namespace) -> int:
+    cluster = _cluster(args)
+    cluster.destroy(timeout_s=args.timeout)
+    print(f"destroyed cluster {args.name} ({cluster.root})")
+    return 0
+
+
+def _fetch(args: argparse.Namespace) -> int:
+    from cassperf.cluster.jars import resolve_cassandra, resolve_jolokia
+    from cassperf.cluster.java import check_java_for, java_info
+
+    check_java_for(args.version, java_info())
+    t0 = time.monotonic()
+    jars = resolve_cassandra(args.version)
+    agent = resolve_jolokia()
+    print(f"Cassandra {args.version}: {len(jars.jars)} jars in {jars.lib_dir}; Jolokia agent {agent} "
+          f"({time.monotonic() - t0:.1f} s)")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser("cluster", help="start, inspect, stop the embedded local Cassandra cluster")
+    actions = parser.add_subparsers(dest="action", required=True)
+    for name, func, helptext in [("start", _start, "start (or reuse) the cluster, wait until CQL-ready"),
+                                 ("status", _status, "which nodes are up (exit 3 when any is down)"),
+                                 ("stop", _stop, "SIGTERM the nodes, SIGKILL after --timeout"),
+                                 ("destroy", _destroy, "stop and remove data, logs and conf"),
+                                 ("fetch", _fetch, "check Java, resolve the jars into the cache")]:
+        p = actions.add_parser(name, help=helptext)
+        p.add_argument("--name", default="cassperf", help="cluster name (default: cassperf)")
+        p.add_argument("--topology", default="dc1:1", help="e.g. dc1:3 or dc1:3,dc2:3 (default: dc1:1)")
+        p.add_argument("--version", default=DEFAULT_VERSION, help=f"Cassandra version (default: {DEFAULT_VERSION})")
+        p.add_argument("--heap-mb", type=int, default=1024, help="heap per node in MB (default: 1024)")
+        p.add_argument("--first-address", default="127.0.0.1", help="address of node1 (default: 127.0.0.1)")
+        p.add_argument("--timeout", type=float, default=60.0, help="seconds before SIGKILL on stop (default: 60)")
+        p.set_defaults(func=func)

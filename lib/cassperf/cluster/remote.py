@@ -1,0 +1,134 @@
+"""A cluster the user names: contact points, port, local DC, credentials from environment
+variables (never from notebook parameters), TLS options.
+
+Environment:
+  CASSPERF_USERNAME / CASSPERF_PASSWORD   credentials (names overridable per cluster)
+  CASSPERF_SSL_CA, CASSPERF_SSL_CERT, CASSPERF_SSL_KEY   TLS files (optional)
+
+nodetool is reached through $CASSANDRA_HOME/bin/nodetool or `nodetool` on PATH, against the
+node's address and JMX port (7199); a ToolError says so when neither exists.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import ssl
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from cassandra.auth import PlainTextAuthProvider
+
+from cassperf.cluster.base import ClusterHandle
+from cassperf.errors import ConfigError, ToolError
+
+
+@dataclass(frozen=True)
+class TlsOptions:
+    ca_file: str | None = None
+    cert_file: str | None = None
+    key_file: str | None = None
+    verify: bool = True
+
+    @classmethod
+    def from_env(cls) -> "TlsOptions | None":
+        ca, cert, key = (os.environ.get(k) for k in ("CASSPERF_SSL_CA", "CASSPERF_SSL_CERT", "CASSPERF_SSL_KEY"))
+        if not (ca or cert):
+            return None
+        return cls(ca, cert, key, verify=os.environ.get("CASSPERF_SSL_VERIFY", "1") != "0")
+
+    def context(self) -> ssl.SSLContext:
+        ctx = ssl.create_default_context(purpose=ssl.Purpose.SERVER_AUTH, cafile=self.ca_file)
+        if not self.verify:
+            ctx.check_hostname = False
+            ctx.verify_mode = ssl.CERT_NONE
+        if self.cert_file:
+            ctx.load_cert_chain(self.cert_file, self.key_file)
+        return ctx
+
+
+class RemoteCluster(ClusterHandle):
+    def __init__(self, contact_points: list[str] | str, port: int = 9042, local_dc: str | None = None,
+                 username_env: str = "CASSPERF_USERNAME", password_env: str = "CASSPERF_PASSWORD",
+                 tls: TlsOptions | None = None, jmx_port: int = 7199) -> None:
+        super().__init__()
+        points = [p.strip() for p in (contact_points.split(",") if isinstance(contact_points, str) else contact_points)]
+        points = [p for p in points if p]
+        if not points:
+            raise ConfigError("contact_points is empty; name at least one node address, e.g. '10.0.0.5,10.0.0.6'")
+        self._contact_points = points
+        self._port = int(port)
+        self._local_dc = local_dc
+        self.username_env = username_env
+        self.password_env = password_env
+        self.tls = tls if tls is not None else TlsOptions.from_env()
+        self.jmx_port = jmx_port
+
+    @property
+    def contact_points(self) -> list[str]:
+        return list(self._contact_points)
+
+    @property
+    def port(self) -> int:
+        return self._port
+
+    @property
+    def local_dc(self) -> str | None:
+        return self._local_dc
+
+    @property
+    def description(self) -> dict[str, Any]:
+        # credentials are never described; only which variables hold them
+        return {**super().description, "auth_from_env": [self.username_env, self.password_env]
+                if os.environ.get(self.username_env) else None, "tls": self.tls is not None}
+
+    def _driver_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {}
+        user = os.environ.get(self.username_env)
+        if user:
+            password = os.environ.get(self.password_env)
+            if password is None:
+                raise ConfigError(f"{self.username_env} is set but {self.password_env} is not; export both")
+            kwargs["auth_provider"] = PlainTextAuthProvider(username=user, password=password)
+        if self.tls is not None:
+            kwargs["ssl_context"] = self.tls.context()
+        return kwargs
+
+    def _nodetool_exe(self) -> str:
+        home = os.environ.get("CASSANDRA_HOME")
+        if home and (Path(home) / "bin" / "nodetool").exists():
+            return str(Path(home) / "bin" / "nodetool")
+        found = shutil.which("nodetool")
+        if not found:
+            raise ToolError(["nodetool"], None, "", "",
+                            hint="no nodetool for this remote cluster: set CASSANDRA_HOME to a Cassandra install "
+                                 "or put nodetool on PATH")
+        return found
+
+    def nodetool(self, node: str | int, *args: str, timeout: float = 120.0) -> str:
+        host = node if isinstance(node, str) else self.contact_points[int(node) - 1]
+        cmd = [self._nodetool_exe(), "-h", host, "-p", str(self.jmx_port)]
+        user = os.environ.get("CASSPERF_JMX_USERNAME")
+        if user:
+            cmd += ["-u", user, "-pw", os.environ.get("CASSPERF_JMX_PASSWORD", "")]
+        cmd += list(args)
+        shown = [c if c != os.environ.get("CASSPERF_JMX_PASSWORD") else "***" for c in cmd]
+        try:
+            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+        except subprocess.TimeoutExpired:
+            raise ToolError(shown, None, hint=f"nodetool did not answer within {timeout:.0f} s") from None
+        if proc.returncode != 0:
+            raise ToolError(shown, proc.returncode, proc.stdout, proc.stderr)
+        return proc.stdout
+
+
+def connect(contact_points: str | list[str] | None = None, *, topology: str = "dc1:1", name: str = "cassperf",
+            **kwargs: Any) -> ClusterHandle:
+    """The cluster an experiment runs against: the named one, or (naming none) the embedded
+    LocalCluster `name` with `topology`, started (or reused) here."""
+    if contact_points:
+        return RemoteCluster(contact_points, **kwargs)
+    from cassperf.cluster.local import LocalCluster
+    return LocalCluster(name, topology, **kwargs).start()
