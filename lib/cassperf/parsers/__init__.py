@@ -17,6 +17,7 @@ from cassperf.parsers.base import Format, ParseResult
 
 _FORMAT_MODULES: list[str] = [
     # filled as parsers land; each module defines FORMAT or FORMATS (a list)
+    "nodetool",
 ]
 
 
