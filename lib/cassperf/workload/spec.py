@@ -61,6 +61,12 @@ _DC_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.\-]*")
 # sstable_size_in_mb=160, scaling_parameters=T4 -- compaction(...) sub-options
 _OPTION_KEY_RE = re.compile(r"[a-z][a-z0-9_]*")
 _OPTION_VALUE_RE = re.compile(r"[A-Za-z0-9_.\-]+")
+_RESERVED_DC_NAMES = frozenset({"strategy", "factor", "replication_factor", "class"})
+# run.hdr, /data/runs/2026-01-01T00:00/rf3.hdr -- no spaces, quotes, backslashes or parentheses:
+# cassandra-stress re-splits its arguments on spaces and the one-line form is read back by shlex
+_PATH_RE = re.compile(r"[A-Za-z0-9_./~+@%:,=\-]+")
+# 10.17.64.5, node1.example, [::1] -- must not start with '-' (it would read as an option)
+_NODE_RE = re.compile(r"[A-Za-z0-9\[][A-Za-z0-9_.:\-\[\]]*")
 # 30s, 10m, 2h
 _DURATION_RE = re.compile(r"([0-9]+)([smh])")
 _DURATION_UNITS = {"s": 1, "m": 60, "h": 3600}
@@ -311,8 +317,9 @@ class Replication:
             raise _fail("replication", "NetworkTopologyStrategy needs at least one DC, e.g. {'dc1': 3}")
         seen: set[str] = set()
         for dc, rf in pairs:
-            if not isinstance(dc, str) or not _DC_RE.fullmatch(dc):
-                raise _fail("replication", f"data centre name {dc!r} must be letters, digits, '_', '-', '.'")
+            if not isinstance(dc, str) or not _DC_RE.fullmatch(dc) or dc.lower() in _RESERVED_DC_NAMES:
+                raise _fail("replication", f"data centre name {dc!r} must be letters, digits, '_', '-', '.' "
+                                           f"(and not {', '.join(sorted(_RESERVED_DC_NAMES))})")
             if dc in seen:
                 raise _fail("replication", f"data centre {dc} is given twice")
             seen.add(dc)
@@ -361,9 +368,9 @@ class Compaction:
         object.__setattr__(self, "strategy", COMPACTION_STRATEGIES.get(name, name))
         pairs = tuple((str(k), str(v)) for k, v in self.options)
         for key, value in pairs:
-            if not _OPTION_KEY_RE.fullmatch(key) or key == "class":
+            if not _OPTION_KEY_RE.fullmatch(key) or key in ("class", "strategy"):
                 raise _fail("compaction", f"compaction option name {key!r} must be lowercase letters, "
-                                          f"digits and _ (and not 'class')")
+                                          f"digits and _ (and not 'class' or 'strategy')")
             if not _OPTION_VALUE_RE.fullmatch(value):
                 raise _fail("compaction", f"compaction option {key}={value!r}: the value must be letters, "
                                           f"digits, '_', '-', '.' (cassandra-stress splits on ',' and spaces)")
@@ -403,9 +410,10 @@ class Compression:
 def _path(field_name: str, value: str | None) -> str | None:
     if value is None:
         return None
-    if not isinstance(value, str) or not value or any(c.isspace() for c in value) or '"' in value:
-        raise _fail(field_name, f"{field_name} {value!r} must be a non-empty path without spaces or quotes "
-                                f"(cassandra-stress splits its arguments on spaces)")
+    if not isinstance(value, str) or not _PATH_RE.fullmatch(value):
+        raise _fail(field_name, f"{field_name} {value!r} must be a path of letters, digits and _ . / ~ + @ % "
+                                f": , = - (no spaces, quotes, backslashes or parentheses: cassandra-stress "
+                                f"splits its arguments on spaces)")
     return value
 
 
@@ -503,7 +511,7 @@ class WorkloadSpec:
         s(self, "local_dc", _word("local_dc", self.local_dc))
         nodes = tuple(self.nodes)
         for node in nodes:
-            if not isinstance(node, str) or not re.fullmatch(r"[A-Za-z0-9_.:\-\[\]]+", node):
+            if not isinstance(node, str) or not _NODE_RE.fullmatch(node):
                 raise _fail("nodes", f"node {node!r} must be a host name or address (no ',', '=', spaces)")
         s(self, "nodes", nodes)
         for name in ("hdr_file", "log_file", "graph_file"):
@@ -602,10 +610,11 @@ def warn_replication(spec: WorkloadSpec, topology: Mapping[str, int | Sequence[s
     if spec.local_dc is not None and spec.local_dc not in nodes:
         warnings.append(f"local DC {spec.local_dc} is not in the topology ({', '.join(nodes) or 'empty'})")
     placed = {dc: min(r, available[dc]) for dc, r in rf.items()}
+    failing_anyway = set(_failing_levels(rf, rf, local_dcs))  # e.g. THREE with RF 2 in all
     for dc, r in rf.items():
         if r > available[dc]:
             only_this = {d: (placed[d] if d == dc else rf[d]) for d in rf}
-            failing = _failing_levels(rf, only_this, local_dcs)
+            failing = [cl for cl in _failing_levels(rf, only_this, local_dcs) if cl not in failing_anyway]
             warnings.append(f"RF {r} in {label[dc]} with {_nodes_word(available[dc])}: "
                             f"{', '.join(failing)} requests will fail")
     if spec.cl in _failing_levels(rf, placed, local_dcs):

@@ -392,7 +392,10 @@ def _parse_simple(group: str, params: list[str], kw: dict[str, object],
 def parse_stress_command(command: str | Sequence[str]) -> WorkloadSpec:
     """A cassandra-stress simple-mode command line (display string or argv, with or without
     the program name) as a WorkloadSpec. Raises ConfigError naming any option not modelled."""
-    tokens = shlex.split(command) if isinstance(command, str) else [str(t) for t in command]
+    try:
+        tokens = shlex.split(command) if isinstance(command, str) else [str(t) for t in command]
+    except ValueError as exc:  # an unclosed quote or a trailing backslash
+        raise ConfigError(f"cannot split the command line into arguments: {exc}") from None
     if tokens and tokens[0].rsplit("/", 1)[-1] == "cassandra-stress":
         tokens = tokens[1:]
     tokens = re.sub(r"([,=(])\s+", r"\1", " ".join(tokens)).split()
