@@ -96,11 +96,9 @@ class ClusterHandle(ABC):
         for ks_name, ks in sorted(self._driver.metadata.keyspaces.items()):
             if not include_system and ks_name.startswith("system"):
                 continue
-            replication = dict(ks.replication_strategy.export_for_schema()
-                               if hasattr(ks.replication_strategy, "export_for_schema") else {})
+            replication = ks.replication_strategy.export_for_schema()  # e.g. "{'class': '...', 'dc1': '3'}"
             for table_name, table in sorted(ks.tables.items()):
-                rows.append({"keyspace": ks_name, "table": table_name,
-                             "replication": str(replication) if replication else ks.replication_strategy.export_for_schema(),
+                rows.append({"keyspace": ks_name, "table": table_name, "replication": replication,
                              "compaction": str(table.options.get("compaction", {}).get("class", "")),
                              "compression": str(table.options.get("compression", {}).get("class", "")),
                              "columns": len(table.columns)})

@@ -155,4 +155,4 @@ def status_table(nodetool_status_text: str) -> pd.DataFrame:
     """`nodetool status` output as one row per node (the nodetool-status parser)."""
     from cassperf.parsers.nodetool.status import parse
 
-    return parse(nodetool_status_text, "nodetool status").tables["status"]
+    return parse(nodetool_status_text, "nodetool status").tables["nodes"]

@@ -27,7 +27,7 @@ REDACTED = "<redacted>"
 _SECRET_KEY = re.compile(r"password|passwd|secret|token|credential|api_?key", re.IGNORECASE)
 #: Cassandra settings that match _SECRET_KEY but hold no secret (numbers, names of keyspaces).
 _NOT_SECRET_KEY = re.compile(
-    r"^(num_tokens|initial_token|tokens?|allocate_tokens_for_\w+|credentials_(validity|update_interval)\w*"
+    r"^(num_tokens|initial_token|allocate_tokens_for_\w+|credentials_(validity|update_interval)\w*"
     r"|credentials_cache_\w+)$", re.IGNORECASE)
 # password=hunter2 | -Dapi_key=abc | "secret: s3cr3t" | --password hunter2 inside a string
 _SECRET_IN_TEXT = re.compile(

@@ -8,7 +8,7 @@ Layout of a run folder::
                          line, appended, flushed and fsynced as rows arrive (crash-safe)
     warnings.jsonl       {"warning": text} per line
     <frame>.parquet      derived from the jsonl at close (or written directly by `save_run`)
-    tables/<name>.parquet  named frames of any shape (Run.tables); the name is %-quoted
+    tables/<nnn>-<name>.parquet  named frames of any shape (Run.tables), in order; name %-quoted
 
 A writer killed mid-run (SIGKILL, power loss) leaves the jsonl files and a manifest saying
 complete=false; `load_run` rebuilds the frames from them and warns. A half-written last line is
@@ -239,10 +239,20 @@ def _read_parquet(path: Path) -> pd.DataFrame:
         raise StoreError(f"cannot read {path}: {type(exc).__name__}: {exc}") from exc
 
 
-def _table_file(folder: Path, name: str) -> Path:
+def _table_file(folder: Path, index: int, name: str) -> Path:
+    """tables/<nnn>-<%-quoted name>.parquet: the number keeps the tables' order."""
     if not name:
         raise ValueError("a table needs a non-empty name")
-    return folder / TABLES_DIR / (quote(name, safe="") + ".parquet")
+    return folder / TABLES_DIR / f"{index:03d}-{quote(name, safe='')}.parquet"
+
+
+def _read_tables(folder: Path) -> dict[str, pd.DataFrame]:
+    numbered = []
+    for path in (folder / TABLES_DIR).glob("*.parquet"):
+        index, sep, quoted = path.name[: -len(".parquet")].partition("-")
+        if sep and index.isdigit():
+            numbered.append((int(index), unquote(quoted), path))
+    return {name: _read_parquet(path) for _, name, path in sorted(numbered)}
 
 
 def _safe_relative(name: str) -> Path:
@@ -290,6 +300,7 @@ class RunWriter:
         self.path = self.root / self.manifest["run_id"]
         self._jsonl: dict[str, IO[bytes]] = {}
         self._streams: list[IO[str]] = []
+        self._tables: list[str] = []
         self._t0 = 0.0
         self._state = "new"
 
@@ -392,11 +403,12 @@ class RunWriter:
     def add_table(self, name: str, frame: pd.DataFrame) -> None:
         """Store a named frame of any shape now (tables/<name>.parquet); refuses to replace one."""
         self._need_open()
-        dest = _table_file(self.path, name)
-        if dest.exists():
+        if name in self._tables:
             raise RunExistsError(f"table {name!r} already written in {self.path}")
+        dest = _table_file(self.path, len(self._tables), name)
         dest.parent.mkdir(exist_ok=True)
         _write_parquet(frame, dest, index=None)
+        self._tables.append(name)
 
     def close(self, error: str | None = None) -> None:
         """Close streams, derive <frame>.parquet from the jsonl, write the final manifest."""
@@ -463,8 +475,8 @@ def save_run(run: Run, root: str | Path | None = None,
             _write_parquet(getattr(run, stem), tmp / f"{stem}.parquet")
         if run.tables:
             (tmp / TABLES_DIR).mkdir()
-            for name, table in run.tables.items():
-                _write_parquet(table, _table_file(tmp, name), index=None)
+            for index, (name, table) in enumerate(run.tables.items()):
+                _write_parquet(table, _table_file(tmp, index, name), index=None)
         if run.warnings:
             lines = "".join(json.dumps({"warning": w}, ensure_ascii=False) + "\n" for w in run.warnings)
             _fsync_write(tmp / WARNINGS_FILE, lines.encode("utf-8"))
@@ -520,8 +532,7 @@ def load_run(run_id_or_path: str | Path, root: str | Path | None = None) -> Run:
         rows, more = read_jsonl(folder / WARNINGS_FILE)
         notes += more
         stored = [str(r.get("warning", r)) for r in rows]
-    tables = {unquote(p.name[: -len(".parquet")]): _read_parquet(p)
-              for p in sorted((folder / TABLES_DIR).glob("*.parquet"))}
+    tables = _read_tables(folder)
     manifest, frames = _migrate(manifest, frames)
     if rebuilt:
         manifest["complete"] = False
