@@ -91,7 +91,7 @@ def _head(text: str) -> list[str]:
 def sniff_proxy(text: str) -> bool:
     head = _head(text)
     return bool(head) and (_PROXY_TITLE_RE.match(head[0]) is not None or (
-        _HEADER_RE.match(head[0]) is not None and "Range Latency" in head[0] and "SSTables" not in head[0]))
+        _HEADER_RE.match(head[0]) is not None and "Latency" in head[0] and not _is_table_header(head[0])))
 
 
 def sniff_table(text: str) -> bool:
@@ -100,8 +100,13 @@ def sniff_table(text: str) -> bool:
         if _TABLE_TITLE_RE.match(h):
             return True
         if _HEADER_RE.match(h):
-            return "SSTables" in h or "Partition Size" in h
+            return _is_table_header(h)
     return False
+
+
+def _is_table_header(header: str) -> bool:
+    """Whether a "Percentile ..." header is tablehistograms' (it has per-table columns)."""
+    return any(name in header for name in ("SSTables", "Partition Size", "Cell Count"))
 
 
 def _columns(header: str) -> list[str]:
@@ -147,13 +152,13 @@ def _parse(text: str, source: str, fmt: str) -> ParseResult:
             close_block()
             names, block_stats, note = None, [], True
             continue
-        if _PROXY_TITLE_RE.match(t) or (title := _TABLE_TITLE_RE.match(t)):
+        if (_PROXY_TITLE_RE.match(t) and not is_table) or (is_table and (title := _TABLE_TITLE_RE.match(t))):
             close_block()
-            if not _PROXY_TITLE_RE.match(t) and title:
+            if is_table:
                 ks, tbl = title.group("ks"), title.group("table")
             names, block_stats, no_sstables, note = None, [], note, False
             continue
-        if _HEADER_RE.match(t):
+        if _HEADER_RE.match(t) and _is_table_header(t) == is_table:
             if names is not None:
                 close_block()
             names, columns, block_stats, block_line, seen_header = _columns(t), None, [], ln.no, True
