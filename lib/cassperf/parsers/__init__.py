@@ -18,6 +18,11 @@ from cassperf.parsers.base import Format, ParseResult
 _FORMAT_MODULES: list[str] = [
     # filled as parsers land; each module defines FORMAT or FORMATS (a list)
     "nodetool",
+    "hdr_log",
+    "mdadm",
+    "iperf3",
+    "ping",
+    "dstat",
 ]
 
 

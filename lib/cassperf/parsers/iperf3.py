@@ -7,7 +7,8 @@ tables["intervals"]  one row per (interval, stream) plus one "sum" row per inter
     packets, lost_packets, lost_percent, jitter_ms (UDP), omitted (the -O warm-up), sender
 tables["summary"]    one row per run: the end block exactly as iperf3 printed it:
     sent_bytes/sent_bits_per_second/sent_seconds (end.sum_sent), received_* (end.sum_received),
-    retransmits, streams, protocol, duration_s, omit_s, blksize_bytes, reverse, cpu_*_pct
+    retransmits, streams, protocol, duration_s, omit_s, blksize_bytes, target_bytes (-n; missing
+    when the test was time-limited), reverse, cpu_*_pct
     (end.cpu_utilization_percent), congestion control, version, timestamp (UTC), hosts, complete.
     UDP runs of iperf3 < 3.? have only end.sum: it fills both sent and received, with jitter_ms,
     lost_packets, lost_percent.
@@ -55,7 +56,7 @@ INTERVAL_COLUMNS: dict[str, str] = {
 }
 SUMMARY_COLUMNS: dict[str, str] = {
     "run": "int64", "protocol": "string", "streams": "Int64", "duration_s": "float64", "omit_s": "float64",
-    "blksize_bytes": "Int64", "reverse": "boolean", "sent_bytes": "Int64", "sent_bits_per_second": "float64",
+    "blksize_bytes": "Int64", "target_bytes": "Int64", "reverse": "boolean", "sent_bytes": "Int64", "sent_bits_per_second": "float64",
     "sent_seconds": "float64", "received_bytes": "Int64", "received_bits_per_second": "float64",
     "received_seconds": "float64", "retransmits": "Int64", "jitter_ms": "float64", "lost_packets": "Int64",
     "lost_percent": "float64", "cpu_host_total_pct": "float64", "cpu_host_user_pct": "float64",
@@ -268,7 +269,7 @@ def _summary(doc: dict[str, Any], run: int, complete: bool) -> dict[str, Any]:
     return {
         "run": run, "protocol": test.get("protocol"), "streams": _int(test, "num_streams"),
         "duration_s": _num(test, "duration"), "omit_s": _num(test, "omit"), "blksize_bytes": _int(test, "blksize"),
-        "reverse": _bool(test, "reverse"),
+        "target_bytes": _int(test, "bytes") or None, "reverse": _bool(test, "reverse"),
         "sent_bytes": _int(sent, "bytes"), "sent_bits_per_second": _num(sent, "bits_per_second"),
         "sent_seconds": _num(sent, "seconds"), "received_bytes": _int(received, "bytes"),
         "received_bits_per_second": _num(received, "bits_per_second"),
