@@ -27,7 +27,9 @@ numpy cumulative sum and is checked against the package in the tests.
 
 from __future__ import annotations
 
+import base64
 import binascii
+import struct
 import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -37,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
-from hdrh.codec import HdrCookieException, HdrHistogramEncoder, HdrLengthException, payload_header_size
+from hdrh.codec import payload_header_size
 from hdrh.histogram import HdrHistogram
 from pyhdrh import decode as _c_decode  # the package's C varint decoder
 
@@ -100,24 +102,42 @@ class DecodedCounts:
     max_index: int     # -1 when empty
 
 
-def _decode_payload(encoded: str | bytes) -> tuple[Layout, Any]:
-    """Validate and inflate one payload with the package's codec; the counts stay undecoded."""
+_EXT_HEADER = struct.Struct(">II")             # cookie, compressed length (HdrHistogram V2 wire format)
+_PAYLOAD_HEADER = struct.Struct(">IIIIqqd")    # cookie, payload length, normalizing offset, sig figs,
+#                                                lowest, highest, int-to-double ratio
+_COMPRESSION_COOKIE = 0x1C849304               # V2 compressed (the package's V2_COMPRESSION_COOKIE_BASE)
+_ENCODING_COOKIE = 0x1C849303                  # V2 encoding (V2_ENCODING_COOKIE_BASE)
+
+
+def _decode_payload(encoded: str | bytes) -> tuple[Layout, bytes]:
+    """Validate and inflate one payload as HdrHistogram_py's codec does (same cookies, length
+    check and header), returning the layout and the inflated bytes for the C varint decoder."""
     try:
-        payload = HdrHistogramEncoder.decode(encoded)
-        header = payload.payload
-        layout = Layout(int(header.lowest_trackable_value), int(header.highest_trackable_value),
-                        int(header.significant_figures))
-        if header.normalizing_index_offset != 0:
-            raise HistogramError("histogram payload with a normalizing index offset (shifted "
-                                 "histogram) is not supported")
-        if layout.lowest < 1 or not 1 <= layout.significant_figures <= 5 or layout.highest < 2 * layout.lowest:
-            raise HistogramError(f"histogram payload with unsupported settings {layout}")
-        return layout, payload
+        raw = base64.b64decode(encoded)
+        if len(raw) < _EXT_HEADER.size:
+            raise HistogramError("histogram payload too short")
+        cookie, length = _EXT_HEADER.unpack_from(raw)
+        if cookie & ~0xF0 != _COMPRESSION_COOKIE:
+            raise HistogramError(f"not a compressed V2 histogram (cookie {cookie:#x})")
+        if length != len(raw) - _EXT_HEADER.size:
+            raise HistogramError(f"histogram payload length {len(raw) - _EXT_HEADER.size}, header says {length}")
+        data = zlib.decompress(raw[_EXT_HEADER.size:])
+        if len(data) < _PAYLOAD_HEADER.size:
+            raise HistogramError("inflated histogram payload too short")
+        inner, _plen, norm, sig, lowest, highest, _ratio = _PAYLOAD_HEADER.unpack_from(data)
     except HistogramError:
         raise
-    except (binascii.Error, HdrCookieException, HdrLengthException, zlib.error, ValueError, TypeError,
-            RuntimeError, IndexError, OverflowError) as exc:
+    except (binascii.Error, zlib.error, ValueError, TypeError, struct.error) as exc:
         raise HistogramError(f"cannot decode histogram payload: {type(exc).__name__}: {exc}") from exc
+    if inner & ~0xF0 != _ENCODING_COOKIE or (inner & 0xF0) >> 4 != 1:
+        raise HistogramError(f"not a V2 histogram encoding (cookie {inner:#x})")
+    if norm != 0:
+        raise HistogramError("histogram payload with a normalizing index offset (shifted histogram) "
+                             "is not supported")
+    layout = Layout(int(lowest), int(highest), int(sig))
+    if layout.lowest < 1 or not 1 <= layout.significant_figures <= 5 or layout.highest < 2 * layout.lowest:
+        raise HistogramError(f"histogram payload with unsupported settings {layout}")
+    return layout, data
 
 
 def counts_len(layout: Layout) -> int:
@@ -130,7 +150,7 @@ def decode_counts(encoded: str | bytes) -> DecodedCounts:
     n = counts_len(layout)
     counts = np.zeros(n, dtype=np.int64)
     try:
-        res = _c_decode(payload._data, payload_header_size, counts.ctypes.data, n, 8)
+        res = _c_decode(payload, payload_header_size, counts.ctypes.data, n, 8)
     except (IndexError, ValueError, TypeError) as exc:
         raise HistogramError(f"cannot decode histogram counts: {exc}") from exc
     if res["total"] and (counts[res["min_nonzero_index"]:res["max_nonzero_index"] + 1] < 0).any():
@@ -185,6 +205,7 @@ def merge_encoded(payloads: Iterable[str | bytes]) -> HdrHistogram | None:
     buf: np.ndarray | None = None
     base: tuple[int, int] | None = None
     highest = 0
+    sizes: dict[Layout, int] = {}
     for encoded in payloads:
         layout, payload = _decode_payload(encoded)
         key = (layout.lowest, layout.significant_figures)
@@ -193,7 +214,9 @@ def merge_encoded(payloads: Iterable[str | bytes]) -> HdrHistogram | None:
         elif key != base:
             raise HistogramError(f"cannot merge histograms of different precision: lowest/significant "
                                  f"figures {base} vs {key}")
-        n = counts_len(layout)
+        n = sizes.get(layout)
+        if n is None:
+            n = sizes[layout] = counts_len(layout)
         if acc is None or buf is None:
             acc = np.zeros(n, dtype=np.int64)
             buf = np.zeros(n, dtype=np.int64)
@@ -202,7 +225,7 @@ def merge_encoded(payloads: Iterable[str | bytes]) -> HdrHistogram | None:
             buf = np.zeros(n, dtype=np.int64)
         highest = max(highest, layout.highest)
         try:
-            res = _c_decode(payload._data, payload_header_size, buf.ctypes.data, n, 8)
+            res = _c_decode(payload, payload_header_size, buf.ctypes.data, n, 8)
         except (IndexError, ValueError, TypeError) as exc:
             buf[:] = 0
             raise HistogramError(f"cannot decode histogram counts: {exc}") from exc
@@ -330,7 +353,7 @@ def payload_stats_ms(encoded: str | bytes, unit: str = "ns") -> tuple[Layout, di
     if buf is None:
         buf = _SCRATCH.setdefault(n, np.zeros(n, dtype=np.int64))
     try:
-        res = _c_decode(payload._data, payload_header_size, buf.ctypes.data, n, 8)
+        res = _c_decode(payload, payload_header_size, buf.ctypes.data, n, 8)
     except (IndexError, ValueError, TypeError) as exc:
         buf[:] = 0
         raise HistogramError(f"cannot decode histogram counts: {exc}") from exc
