@@ -289,6 +289,13 @@ def test_paths_cannot_hold_spaces():
     assert str(err).startswith("hdr_file 'my run.hdr' must be a path of letters, digits")
 
 
+def test_paths_cannot_end_in_a_separator_cassandra_stress_would_glue():
+    # '-log file=a= -mode ...' would become 'file=a=-mode' after cassandra-stress's repair
+    assert error_of(n=1, log_file="a=").field == "log_file"
+    assert error_of(n=1, hdr_file="a,").field == "hdr_file"
+    assert WorkloadSpec(n=1, hdr_file="runs/a=b,c.hdr").hdr_file == "runs/a=b,c.hdr"
+
+
 def test_graph_options_need_a_graph_file():
     err = error_of(n=1, graph_revision="rf3")
     assert (err.field, str(err)) == ("graph_revision", "graph_revision needs graph_file "

@@ -63,8 +63,9 @@ _OPTION_KEY_RE = re.compile(r"[a-z][a-z0-9_]*")
 _OPTION_VALUE_RE = re.compile(r"[A-Za-z0-9_.\-]+")
 _RESERVED_DC_NAMES = frozenset({"strategy", "factor", "replication_factor", "class"})
 # run.hdr, /data/runs/2026-01-01T00:00/rf3.hdr -- no spaces, quotes, backslashes or parentheses:
-# cassandra-stress re-splits its arguments on spaces and the one-line form is read back by shlex
-_PATH_RE = re.compile(r"[A-Za-z0-9_./~+@%:,=\-]+")
+# cassandra-stress re-splits its arguments on spaces and the one-line form is read back by shlex;
+# no trailing ',' or '=': cassandra-stress drops the space after them, gluing on the next argument
+_PATH_RE = re.compile(r"[A-Za-z0-9_./~+@%:,=\-]*[A-Za-z0-9_./~+@%:\-]")
 # 10.17.64.5, node1.example, [::1] -- must not start with '-' (it would read as an option)
 _NODE_RE = re.compile(r"[A-Za-z0-9\[][A-Za-z0-9_.:\-\[\]]*")
 # 30s, 10m, 2h
@@ -412,8 +413,8 @@ def _path(field_name: str, value: str | None) -> str | None:
         return None
     if not isinstance(value, str) or not _PATH_RE.fullmatch(value):
         raise _fail(field_name, f"{field_name} {value!r} must be a path of letters, digits and _ . / ~ + @ % "
-                                f": , = - (no spaces, quotes, backslashes or parentheses: cassandra-stress "
-                                f"splits its arguments on spaces)")
+                                f": , = - not ending in ',' or '=' (no spaces, quotes, backslashes or "
+                                f"parentheses: cassandra-stress re-splits its arguments on spaces)")
     return value
 
 
