@@ -16,7 +16,8 @@ of units, and seven rows 50%, 75%, 95%, 98%, 99%, Min, Max:
 
 tablehistograms without arguments (and DSE's cfhistograms) prints one such block per table,
 some preceded by "No SSTables exists, unable to calculate 'Partition Size' and 'Cell Count'
-percentiles". Columns are read by the header's names (4.0 reordered them).
+percentiles" (or "Row sizes are larger than N, unable to calculate percentiles"). Columns are
+read by the header's names, not by position.
 
 Frame "percentiles", one row per printed row: stat ("50%", ..., "Min", "Max" as printed),
 percentile (float: 50, 75, 95, 98, 99; Min = 0, Max = 100), then by column: read_latency_us,
@@ -74,6 +75,8 @@ _PROXY_TITLE_RE = re.compile(r"^proxy histograms\s*$")
 _TABLE_TITLE_RE = re.compile(r"^(?P<ks>[^/\s]+)/(?P<table>\S+) histograms\s*$")
 # No SSTables exists, unable to calculate 'Partition Size' and 'Cell Count' percentiles
 _NO_SSTABLES_RE = re.compile(r"^No SSTables exists")
+# Row sizes are larger than 1155383, unable to calculate percentiles  (Column counts are larger ...)
+_OVERFLOW_RE = re.compile(r"^(?:Row sizes|Column counts) are larger than \S+, unable to calculate percentiles")
 # Percentile  SSTables     Write Latency      Read Latency    Partition Size        Cell Count
 _HEADER_RE = re.compile(r"^Percentile\s+\S")
 _NAME_RE = re.compile(r"CAS Read Latency|CAS Write Latency|View Write Latency|Read Latency|Write Latency|"
@@ -148,6 +151,8 @@ def _parse(text: str, source: str, fmt: str) -> ParseResult:
 
     for ln in meaningful(lines_of(text)):
         t = ln.text.strip()
+        if _OVERFLOW_RE.match(t):
+            continue                # nodetool's note before a block whose sizes/counts print as NaN
         if _NO_SSTABLES_RE.match(t):
             close_block()
             names, block_stats, note = None, [], True
