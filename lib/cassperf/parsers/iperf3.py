@@ -56,7 +56,8 @@ INTERVAL_COLUMNS: dict[str, str] = {
 }
 SUMMARY_COLUMNS: dict[str, str] = {
     "run": "int64", "protocol": "string", "streams": "Int64", "duration_s": "float64", "omit_s": "float64",
-    "blksize_bytes": "Int64", "target_bytes": "Int64", "reverse": "boolean", "sent_bytes": "Int64", "sent_bits_per_second": "float64",
+    "blksize_bytes": "Int64", "target_bytes": "Int64", "reverse": "boolean", "sent_bytes": "Int64",
+    "sent_bits_per_second": "float64",
     "sent_seconds": "float64", "received_bytes": "Int64", "received_bits_per_second": "float64",
     "received_seconds": "float64", "retransmits": "Int64", "jitter_ms": "float64", "lost_packets": "Int64",
     "lost_percent": "float64", "cpu_host_total_pct": "float64", "cpu_host_user_pct": "float64",
@@ -150,6 +151,11 @@ def parse_iperf3(text: str, source: str = "<text>") -> ParseResult:
             doc, cut_key, stop = _salvage(text, pos)
             line_no, col, line = _line_col(text, max(exc.pos, stop))
             if not isinstance(doc.get("start"), dict) and not doc.get("intervals"):
+                if docs:                  # an earlier document was complete: keep it, flag the rest
+                    result.complete = False
+                    result.warn(line_no, line, f"another complete iperf3 JSON document after run {len(docs) - 1}; "
+                                               f"decoding stopped at line {line_no} column {col} ({exc.msg})")
+                    break
                 raise ParseError(source, line_no, line,
                                  f"complete iperf3 JSON (decoding stopped at line {line_no} column {col}: "
                                  f"{exc.msg}; nothing complete before it)") from None
