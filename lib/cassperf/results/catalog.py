@@ -22,8 +22,7 @@ from cassperf.results.model import SUMMARY_COLUMNS, Run, conform
 from cassperf.results.store import (
     MANIFEST_FILE,
     RunStoreWarning,
-    frame_from_rows,
-    read_jsonl,
+    read_frame_jsonl,
     read_manifest,
     save_run,
 )
@@ -43,7 +42,7 @@ def _summary(folder: Path) -> pd.DataFrame:
     if parquet.exists():
         return conform(pd.read_parquet(parquet), SUMMARY_COLUMNS)
     if jsonl.exists():
-        return frame_from_rows(read_jsonl(jsonl)[0], SUMMARY_COLUMNS)
+        return read_frame_jsonl(jsonl, SUMMARY_COLUMNS)[0]
     return conform(None, SUMMARY_COLUMNS)
 
 
@@ -67,6 +66,16 @@ def headline(summary: pd.DataFrame) -> dict[str, Any]:
         if pd.notna(p99) and pd.notna(op):
             out[f"p99_ms_{op}"] = float(p99)
     return out
+
+
+def _utc(value: Any) -> pd.Timestamp:
+    """A manifest time as a UTC timestamp (NaT when absent); ValueError when unreadable."""
+    if value is None:
+        return pd.NaT
+    if not isinstance(value, str):
+        raise ValueError(f"not an ISO 8601 time: {value!r}")
+    ts = pd.Timestamp(value)
+    return ts.tz_localize("UTC") if ts.tzinfo is None else ts.tz_convert("UTC")
 
 
 def _matches(labels: dict[str, str], filters: dict[str, Any]) -> bool:
@@ -96,6 +105,7 @@ def catalog(root: str | Path | None = None, **label_filters: Any) -> pd.DataFram
             if not _matches(labels, label_filters):
                 continue
             figures = headline(_summary(folder))
+            started, ended = _utc(manifest.get("started_utc")), _utc(manifest.get("ended_utc"))
         except (CassperfError, OSError, ValueError) as exc:
             reason = str(exc) if (folder / MANIFEST_FILE).exists() else f"no {MANIFEST_FILE}"
             skipped.append((str(folder), reason))
@@ -105,7 +115,7 @@ def catalog(root: str | Path | None = None, **label_filters: Any) -> pd.DataFram
             if key not in label_keys:
                 label_keys.append(key)
         rows.append({"run_id": manifest.get("run_id", folder.name), "tool": manifest.get("tool"),
-                     "started_utc": manifest.get("started_utc"), "ended_utc": manifest.get("ended_utc"),
+                     "started_utc": started, "ended_utc": ended,
                      "complete": bool(manifest.get("complete", False)),
                      **{("label", k): v for k, v in labels.items()}, **figures, "path": str(folder)})
     reserved = set(BASE_COLUMNS) | {"path", "total_ops", "rate_ops_s"}
@@ -115,7 +125,7 @@ def catalog(root: str | Path | None = None, **label_filters: Any) -> pd.DataFram
     columns = [*BASE_COLUMNS, *rename.values(), "total_ops", "rate_ops_s", *figure_cols, "path"]
     frame = frame.reindex(columns=columns)
     for col in ("started_utc", "ended_utc"):
-        frame[col] = pd.to_datetime(frame[col], utc=True, format="ISO8601").astype("datetime64[ns, UTC]")
+        frame[col] = pd.to_datetime(frame[col], utc=True).astype("datetime64[ns, UTC]")
     for col in ("run_id", "tool", "path", *rename.values()):
         frame[col] = frame[col].astype("string")
     frame["complete"] = frame["complete"].astype("bool")

@@ -44,6 +44,7 @@ from cassperf.results.model import (
     EVENT_COLUMNS,
     HISTOGRAM_COLUMNS,
     INTERVAL_COLUMNS,
+    LATENCY_TYPES,
     METRIC_COLUMNS,
     SCHEMA_VERSION,
     SUMMARY_COLUMNS,
@@ -167,15 +168,26 @@ def read_jsonl(path: Path) -> tuple[list[dict[str, Any]], list[str]]:
     return rows, notes
 
 
-def frame_from_rows(rows: list[dict[str, Any]], columns: dict[str, str]) -> pd.DataFrame:
-    """The schema'd frame for jsonl rows (datetime columns parsed as UTC)."""
+def frame_from_rows(rows: list[dict[str, Any]], columns: dict[str, str], source: str = "<rows>") -> pd.DataFrame:
+    """The schema'd frame for jsonl rows (datetime columns parsed as UTC); rows whose values do
+    not fit the schema's types are a ParseError naming `source`."""
     if not rows:
         return empty_frame(columns)
-    frame = pd.DataFrame(rows)
-    for name, dtype in columns.items():
-        if name in frame.columns and dtype.startswith("datetime64"):
-            frame[name] = pd.to_datetime(frame[name], utc=True, format="ISO8601").astype(dtype)
-    return conform(frame, columns)
+    try:
+        frame = pd.DataFrame(rows)
+        for name, dtype in columns.items():
+            if name in frame.columns and dtype.startswith("datetime64"):
+                frame[name] = pd.to_datetime(frame[name], utc=True, format="ISO8601").astype(dtype)
+        return conform(frame, columns)
+    except (ValueError, TypeError, OverflowError) as exc:
+        raise ParseError(source, None, None, f"rows whose values fit the columns {list(columns)} "
+                                             f"({type(exc).__name__}: {exc})") from None
+
+
+def read_frame_jsonl(path: Path, columns: dict[str, str]) -> tuple[pd.DataFrame, list[str]]:
+    """A schema'd frame from a jsonl stream, and the warnings reading it gave."""
+    rows, notes = read_jsonl(path)
+    return frame_from_rows(rows, columns, str(path)), notes
 
 
 # ---- files --------------------------------------------------------------------------------
@@ -219,6 +231,11 @@ def read_manifest(folder: Path) -> dict[str, Any]:
     if not isinstance(manifest, dict):
         raise ParseError(str(path), 1, text[:200], "a JSON object as the manifest")
     check_schema_version(manifest, str(path))
+    labels, latency = manifest.get("labels", {}), manifest.get("latency_type", "unknown")
+    if not isinstance(labels, dict):
+        raise ParseError(str(path), None, None, f"labels as an object of strings, not {labels!r}")
+    if latency not in LATENCY_TYPES:
+        raise ParseError(str(path), None, None, f"latency_type one of {LATENCY_TYPES}, not {latency!r}")
     return manifest
 
 
@@ -291,7 +308,7 @@ class RunWriter:
             raise TypeError("give either a manifest or manifest fields, not both")
         self.manifest: dict[str, Any] = dict(manifest)
         self.manifest.setdefault("schema_version", SCHEMA_VERSION)
-        self.manifest.setdefault("labels", {})
+        self.manifest["labels"] = {str(k): str(v) for k, v in (self.manifest.get("labels") or {}).items()}
         self.manifest.setdefault("started_utc", utc_now_iso())
         if not self.manifest.get("run_id"):
             self.manifest["run_id"] = new_run_id(str(self.manifest.get("tool") or "run"))
@@ -423,10 +440,10 @@ class RunWriter:
         try:
             for stem, columns in FRAMES.items():
                 jsonl = self.path / f"{stem}.jsonl"
-                rows, notes = read_jsonl(jsonl) if jsonl.exists() else ([], [])
+                frame, notes = read_frame_jsonl(jsonl, columns) if jsonl.exists() else (empty_frame(columns), [])
                 for note in notes:
                     warnings.warn(note, RunStoreWarning, stacklevel=2)
-                _write_parquet(frame_from_rows(rows, columns), self.path / f"{stem}.parquet")
+                _write_parquet(frame, self.path / f"{stem}.parquet")
         except Exception as exc:
             error = error or f"finalising failed: {type(exc).__name__}: {exc}"
             raise
@@ -458,6 +475,7 @@ def save_run(run: Run, root: str | Path | None = None,
     none). `raw` is files to copy into raw/ or {name: content}. The folder appears complete or
     not at all (written under a temporary name, then renamed)."""
     manifest = dict(run.manifest)
+    manifest["labels"] = {str(k): str(v) for k, v in (manifest.get("labels") or {}).items()}
     if not manifest.get("run_id"):
         manifest["run_id"] = new_run_id(str(manifest.get("tool") or "run"))
     run_id = str(manifest["run_id"])
@@ -521,9 +539,8 @@ def load_run(run_id_or_path: str | Path, root: str | Path | None = None) -> Run:
         if parquet.exists():
             frames[stem] = conform(_read_parquet(parquet), columns)
         elif jsonl.exists():
-            rows, more = read_jsonl(jsonl)
+            frames[stem], more = read_frame_jsonl(jsonl, columns)
             notes += more
-            frames[stem] = frame_from_rows(rows, columns)
             rebuilt.append(stem)
         else:
             frames[stem] = empty_frame(columns)

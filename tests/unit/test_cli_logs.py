@@ -1,0 +1,209 @@
+"""`cassperf parse` and `cassperf import`, with tiny formats registered by the test itself."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import types
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from pandas.testing import assert_frame_equal
+
+import cassperf.cli
+import cassperf.parsers
+from cassperf.errors import ParseError
+from cassperf.parsers.base import Format, ParseResult, check_text
+from cassperf.results.catalog import catalog
+from cassperf.results.model import INTERVAL_COLUMNS, Run, conform
+from cassperf.results.store import load_run
+
+TINY = "TINY 1\n1.0 write 10 1.5\n2.0 write 20 2.5\n"
+TINYTAB = "TINYTAB\nnode1 3\nnode2 4\n"
+
+
+def parse_tiny(text: str, source: str) -> ParseResult:
+    """'TINY 1' then 'time_s op count p99_ms' lines -> one Run."""
+    check_text(text, source, "a tiny log")
+    lines = text.splitlines()
+    if lines[0] != "TINY 1":
+        raise ParseError(source, 1, lines[0], "the header 'TINY 1'")
+    rows = []
+    for no, line in enumerate(lines[1:], start=2):
+        parts = line.split()
+        if len(parts) != 4:
+            raise ParseError(source, no, line, "'time_s op count p99_ms'")
+        rows.append({"time_s": float(parts[0]), "op": parts[1], "count": int(parts[2]),
+                     "latency_p99_ms": float(parts[3])})
+    return ParseResult("tiny", source, runs=[Run({"tool": "tiny"}, intervals=rows)])
+
+
+def parse_tinytab(text: str, source: str) -> ParseResult:
+    """'TINYTAB' then 'node value' lines -> a table 'values'."""
+    check_text(text, source, "a tinytab file")
+    lines = text.splitlines()
+    if lines[0] != "TINYTAB":
+        raise ParseError(source, 1, lines[0], "the header 'TINYTAB'")
+    rows = [line.split() for line in lines[1:]]
+    frame = pd.DataFrame({"node": [r[0] for r in rows], "value": [int(r[1]) for r in rows]})
+    return ParseResult("tinytab", source, tables={"values": frame})
+
+
+@pytest.fixture(autouse=True)
+def tiny_formats(monkeypatch: pytest.MonkeyPatch) -> None:
+    module = types.ModuleType("cassperf.parsers._test_tiny")
+    module.FORMATS = [Format("tiny", "test format", lambda t: t.startswith("TINY 1\n"), parse_tiny),  # type: ignore[attr-defined]
+                      Format("tinytab", "test tables", lambda t: t.startswith("TINYTAB\n"), parse_tinytab)]
+    monkeypatch.setitem(sys.modules, "cassperf.parsers._test_tiny", module)
+    monkeypatch.setattr(cassperf.parsers, "_FORMAT_MODULES", ["_test_tiny"])
+    monkeypatch.setattr(cassperf.cli, "_SUBCOMMAND_MODULES", ["logs"])   # independent of other subcommands
+
+
+@pytest.fixture
+def logs(tmp_path: Path) -> Path:
+    folder = tmp_path / "logs"
+    (folder / "nested").mkdir(parents=True)
+    (folder / "a.log").write_text(TINY)
+    (folder / "a.log.source.txt").write_text("tool: tiny (a sidecar, not a log)\n")
+    (folder / "nested" / "b.txt").write_text(TINYTAB)
+    (folder / "nested" / "b.txt.source.txt").write_text("sidecar\n")
+    (folder / ".hidden").write_text("not a log\n")
+    return folder
+
+
+def run_cli(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    rc = cassperf.cli.main(list(argv))
+    out, err = capsys.readouterr()
+    return rc, out, err
+
+
+def tiny_intervals() -> pd.DataFrame:
+    return conform(pd.DataFrame({"time_s": [1.0, 2.0], "op": ["write", "write"], "count": [10, 20],
+                                 "latency_p99_ms": [1.5, 2.5]}), INTERVAL_COLUMNS)
+
+
+def test_parse_prints_text_tables_by_default(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = run_cli(capsys, "parse", str(logs / "a.log"))
+    assert rc == 0
+    assert out.splitlines() == [
+        f"== {logs / 'a.log'} [tiny] intervals ==",
+        " time_s    op  count  latency_p99_ms",
+        "    1.0 write     10             1.5",
+        "    2.0 write     20             2.5",
+        "",
+    ]
+    assert err == f"{logs / 'a.log'}: tiny, 1 run(s), 0 table(s), 0 skipped line(s), 0 warning(s)\n"
+
+
+def test_parse_walks_folders_and_skips_sidecars(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run_cli(capsys, "parse", str(logs))
+    assert rc == 0
+    headers = [line for line in out.splitlines() if line.startswith("==")]
+    assert headers == [f"== {logs / 'a.log'} [tiny] intervals ==", f"== {logs / 'nested' / 'b.txt'} [tinytab] values =="]
+    assert "node1      3" in out
+
+
+def test_parse_accepts_globs(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run_cli(capsys, "parse", str(logs / "**" / "*.txt"))
+    assert rc == 0      # b.txt only: the sidecars match *.txt but are left out
+    assert [line for line in out.splitlines() if line.startswith("==")] == [
+        f"== {logs / 'nested' / 'b.txt'} [tinytab] values =="]
+
+
+def test_parse_csv_goes_to_stdout_one_block_per_frame(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, _ = run_cli(capsys, "parse", str(logs), "--output", "csv")
+    assert rc == 0
+    blocks = out.strip().split("\n\n")
+    assert [b.splitlines()[0] for b in blocks] == [f"# {logs / 'a.log'} [tiny] intervals",
+                                                   f"# {logs / 'nested' / 'b.txt'} [tinytab] values"]
+    intervals = pd.read_csv(io.StringIO(blocks[0]), comment="#")
+    assert intervals.to_dict("list") == {"time_s": [1.0, 2.0], "op": ["write", "write"], "count": [10, 20],
+                                         "latency_p99_ms": [1.5, 2.5]}
+    assert pd.read_csv(io.StringIO(blocks[1]), comment="#").to_dict("list") == {"node": ["node1", "node2"],
+                                                                                 "value": [3, 4]}
+
+
+def test_parse_parquet_needs_out_and_writes_one_file_per_frame(logs: Path, tmp_path: Path,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    rc, out, err = run_cli(capsys, "parse", str(logs), "--output", "parquet")
+    assert (rc, out, err) == (2, "", "cassperf: error: --output parquet needs --out DIR\n")
+    rc, out, _ = run_cli(capsys, "parse", str(logs), "--output", "parquet", "--out", str(tmp_path / "out"))
+    assert rc == 0
+    assert out.splitlines() == [str(tmp_path / "out" / "a.log.intervals.parquet"),
+                                str(tmp_path / "out" / "b.txt.values.parquet")]
+    written = pd.read_parquet(tmp_path / "out" / "a.log.intervals.parquet")
+    assert_frame_equal(written, tiny_intervals().dropna(axis=1, how="all"))
+
+
+def test_parse_with_a_named_format(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    rc, _, err = run_cli(capsys, "parse", str(logs / "a.log"), "--format", "tiny")
+    assert rc == 0 and "tiny, 1 run(s), 0 table(s)" in err
+    rc, _, err = run_cli(capsys, "parse", str(logs / "a.log"), "--format", "tinytab")   # named, not detected
+    assert (rc, err) == (2, f"cassperf: error: {logs / 'a.log'}:1: expected the header 'TINYTAB'; got 'TINY 1'\n")
+    rc, _, err = run_cli(capsys, "parse", str(logs / "a.log"), "--format", "nope")
+    assert (rc, err) == (2, "cassperf: error: unknown format 'nope'; known formats: tiny, tinytab\n")
+
+
+@pytest.mark.parametrize("bad", ["missing.log", "nothing-*.log"])
+def test_parse_a_path_that_is_not_there_is_one_line_and_exit_2(tmp_path: Path, bad: str,
+                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    path = str(tmp_path / bad)
+    rc, out, err = run_cli(capsys, "parse", path)
+    assert rc == 2 and out == ""
+    assert err.count("\n") == 1 and path in err and err.startswith("cassperf: error: ")
+
+
+def test_parse_errors_name_file_and_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad.log"
+    bad.write_text("TINY 1\n1.0 write 10 1.5\n2.0 write\n")
+    rc, out, err = run_cli(capsys, "parse", str(bad))
+    assert (rc, out) == (2, "")
+    assert err == f"cassperf: error: {bad}:3: expected 'time_s op count p99_ms'; got '2.0 write'\n"
+    unknown = tmp_path / "unknown.log"
+    unknown.write_text("something else\n")
+    rc, _, err = run_cli(capsys, "parse", str(unknown))
+    assert rc == 2 and err == f"cassperf: error: {unknown}: expected one of the known formats (tried: tiny, tinytab)\n"
+
+
+def test_import_stores_runs_with_labels_and_prints_their_ids(logs: Path, tmp_path: Path,
+                                                            capsys: pytest.CaptureFixture[str]) -> None:
+    root = tmp_path / "runs"
+    rc, out, _ = run_cli(capsys, "import", str(logs), "--label", "rf=3", "--label", "run=a",
+                         "--label", "note=x=y", "--root", str(root))
+    assert rc == 0
+    ids = out.split()
+    assert len(ids) == 2 and sorted(p.name for p in root.iterdir()) == sorted(ids)
+    tiny = load_run(ids[0], root)
+    assert tiny.labels == {"rf": "3", "run": "a", "note": "x=y"}
+    assert_frame_equal(tiny.intervals, tiny_intervals())
+    assert (root / ids[0] / "raw" / "a.log").read_text() == TINY
+    tab = load_run(ids[1], root)
+    assert tab.manifest["tool"] == "tinytab" and tab.tables["values"]["value"].tolist() == [3, 4]
+    assert catalog(root, rf="3", run="a")["run_id"].tolist() == sorted(ids)
+
+
+def test_import_stores_nothing_when_any_file_fails(logs: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    (logs / "nested" / "c.log").write_text("TINY 1\nbroken\n")
+    rc, out, err = run_cli(capsys, "import", str(logs), "--label", "rf=3", "--root", str(tmp_path / "runs"))
+    assert (rc, out) == (2, "") and f"{logs / 'nested' / 'c.log'}:2:" in err
+    assert not (tmp_path / "runs").exists()
+
+
+def test_import_rejects_a_label_without_equals(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as info:
+        cassperf.cli.main(["import", str(logs), "--label", "rf3"])
+    assert info.value.code == 2
+    assert "a label is key=value, got 'rf3'" in capsys.readouterr().err
+
+
+def test_python_m_cassperf_cli_on_a_missing_path_exits_2_with_one_line(tmp_path: Path) -> None:
+    missing = tmp_path / "no-such-dir" / "stress.log"
+    proc = subprocess.run([sys.executable, "-m", "cassperf.cli", "parse", str(missing)], capture_output=True,
+                          text=True, timeout=60, cwd=tmp_path, env={**os.environ, "PYTHONWARNINGS": "ignore"})
+    assert proc.returncode == 2
+    assert proc.stdout == ""
+    assert proc.stderr == f"cassperf: error: no such file or folder: {missing}\n"
