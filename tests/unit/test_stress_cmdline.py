@@ -6,7 +6,6 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
@@ -410,17 +409,10 @@ def test_mutated_seed_commands_parse_or_raise_config_error(seed, data):
     except ConfigError:
         return
     assert isinstance(spec, WorkloadSpec)
-    # whatever parsed must render and parse back to itself (delete cannot appear: parse refuses it)
-    try:
-        rendered = spec.to_stress_command()
-    except WorkloadSpecError as exc:
-        assert "chunk_length_in_kb" in str(exc)
-        return
-    assert parse_stress_command(rendered) == spec
+    # whatever parsed renders (no delete, no chunk length can come from a command) and reads back
+    assert parse_stress_command(spec.to_stress_command()) == spec
 
 
-def test_report_property_counts(capsys):
-    # Runs after the two property tests in file order; prints how many inputs they tried.
-    with capsys.disabled():
-        print(f"\n[stress_cmdline] round trips tried: {ROUND_TRIPS['n']}, fuzzed command lines: {FUZZED['n']}")
-    assert Path(__file__).name == "test_stress_cmdline.py"
+def teardown_module() -> None:
+    """Report how many generated inputs the two property tests tried (visible with -s)."""
+    print(f"\n[stress_cmdline] round trips tried: {ROUND_TRIPS['n']}, fuzzed command lines: {FUZZED['n']}")

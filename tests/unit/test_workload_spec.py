@@ -275,6 +275,16 @@ def test_compression():
         Compression("LZ5")
 
 
+@pytest.mark.parametrize("name, value, message", [
+    ("replication", True, "replication must be a Replication (or None), got True"),
+    ("compaction", 3, "compaction must be a Compaction (or None), got 3"),
+    ("population", 10, "population must be a Population (or None), got 10"),
+])
+def test_wrong_types_are_named(name, value, message):
+    err = error_of(n=1, **{name: value})
+    assert (err.field, str(err)) == (name, message)
+
+
 def test_keyspace_must_be_lowercase():
     err = error_of(n=1, keyspace="KS1")
     assert (err.field, str(err)) == ("keyspace", "keyspace 'KS1' must be lowercase letters, digits and _, "

@@ -504,6 +504,11 @@ class WorkloadSpec:
             s(self, "compaction", Compaction(self.compaction))
         if isinstance(self.compression, str):
             s(self, "compression", Compression(self.compression))
+        for name, kind in (("ratio", Ratio), ("population", Population), ("replication", Replication),
+                           ("compaction", Compaction), ("compression", Compression)):
+            value = getattr(self, name)
+            if value is not None and not isinstance(value, kind):
+                raise _fail(name, f"{name} must be a {kind.__name__} (or None), got {value!r}")
         interval = self.interval_s
         if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not interval > 0 \
                 or abs(interval * 1000 - round(interval * 1000)) > 1e-6 or interval == float("inf"):
