@@ -23,6 +23,8 @@ _FORMAT_MODULES: list[str] = [
     "iperf3",
     "ping",
     "dstat",
+    "gc_unified",
+    "gc_jdk8",
 ]
 
 

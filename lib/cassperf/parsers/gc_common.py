@@ -119,40 +119,45 @@ _DURATION_FIELD = {GcPause: "pause_ms", GcConcurrent: "duration_ms", GcSafepoint
 
 
 class EventColumns:
-    """Columnar builder for one record type: append plain values, build one DataFrame at the end.
+    """Columnar builder for one record type: append plain tuples, build one DataFrame at the end.
 
-    Each `add` takes the wall-clock time as the parser found it — an ISO string (`iso`, see
-    ISO_FORMAT) or epoch milliseconds (`epoch_ms`, NaN when absent) — then the record's other
-    fields in declaration order. `logged_at_end` says the log line was printed when the event
-    ended; `frame()` then moves time and uptime back by the event's duration so both mean start.
+    A row is (iso, epoch_ms, <the record's other fields in declaration order>): the wall-clock
+    time as the parser found it — an ISO string (see ISO_FORMAT) or epoch milliseconds (NaN when
+    absent). Hot loops may append to `rows` directly. `logged_at_end` says the log line was
+    printed when the event ended; `frame()` then moves time and uptime back by the event's
+    duration so that both mean its start.
     """
 
     def __init__(self, record_type: RecordType, logged_at_end: bool) -> None:
         self.record_type = record_type
         self.names = [f.name for f in fields(record_type) if f.name != "time"]
-        self.lists: list[list[Any]] = [[] for _ in self.names]
-        self.iso: list[str | None] = []
-        self.epoch_ms: list[float] = []
+        self.rows: list[tuple[Any, ...]] = []
         self.logged_at_end = logged_at_end
         self.bad_times = 0        # ISO strings or epoch values that were not valid timestamps
+        self._columns: dict[str, list[Any]] | None = None
 
     def __len__(self) -> int:
-        return len(self.iso)
+        return len(self.rows)
 
     def add(self, iso: str | None, epoch_ms: float, *values: Any) -> None:
-        self.iso.append(iso)
-        self.epoch_ms.append(epoch_ms)
-        for column, value in zip(self.lists, values):
-            column.append(value)
+        self.rows.append((iso, epoch_ms, *values))
+
+    def columns(self) -> dict[str, list[Any]]:
+        """The rows transposed (computed once; edit the lists in place before frame())."""
+        if self._columns is None:
+            names = ["_iso", "_epoch_ms", *self.names]
+            lists = [list(c) for c in zip(*self.rows)] if self.rows else [[] for _ in names]
+            self._columns = dict(zip(names, lists))
+        return self._columns
 
     def column(self, name: str) -> list[Any]:
-        return self.lists[self.names.index(name)]
+        return self.columns()[name]
 
     def frame(self) -> pd.DataFrame:
-        data: dict[str, Any] = {}
-        iso = pd.Series(self.iso, dtype=object)
+        cols = self.columns()
+        iso = pd.Series(cols["_iso"], dtype=object)
         times = pd.to_datetime(iso, format=ISO_FORMAT, utc=True, errors="coerce")
-        epoch = np.asarray(self.epoch_ms, dtype="float64")
+        epoch = np.asarray(cols["_epoch_ms"], dtype="float64")
         if len(epoch) and not np.all(np.isnan(epoch)):
             # 1970..2200 only: anything else is a corrupted decorator, not a time
             ok = (epoch > 0) & (epoch < 7.3e12)
@@ -161,15 +166,17 @@ class EventColumns:
             self.bad_times += int(np.sum(~ok & ~np.isnan(epoch)))
         self.bad_times += int((iso.notna() & times.isna()).sum())
         times = times.astype("datetime64[ns, UTC]")
-        for name, values in zip(self.names, self.lists):
-            data[name] = pd.Series(values, dtype=_DTYPES[name] if name != "gc_id" else object)
+        data: dict[str, Any] = {}
+        for name in self.names:
+            data[name] = pd.Series(cols[name], dtype=_DTYPES[name] if name != "gc_id" else object)
         if self.logged_at_end and len(times):
             duration = data[_DURATION_FIELD[self.record_type]].astype("float64")
             times = times - pd.to_timedelta(duration.round(6), unit="ms")
             data["uptime_s"] = data["uptime_s"] - duration / 1000.0
         data["time"] = times
-        out = pd.DataFrame({name: data[name] for name in columns_of(self.record_type)})
-        for name, dtype in columns_of(self.record_type).items():
+        schema = columns_of(self.record_type)
+        out = pd.DataFrame({name: data[name] for name in schema})
+        for name, dtype in schema.items():
             if str(out[name].dtype) != dtype:
                 out[name] = out[name].astype(dtype)
         return out.reset_index(drop=True)
