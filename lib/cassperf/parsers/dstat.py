@@ -231,6 +231,11 @@ def parse_dstat_csv(text: str, source: str = "<text>", tz: str | None = None) ->
         first_idx = next((i for i, ln in enumerate(lines) if ln.strip()), 0)
         raise ParseError(source, first_idx + 1, lines[first_idx] if lines else None,
                          "dstat CSV: a two-row header (groups, then columns such as \"time\",\"usr\")")
+    for run_no, run in enumerate(runs):
+        if not run.rows:
+            result.complete = False
+            result.warn(run.first_line, None, f"at least one sample row after the header of run {run_no}; "
+                                              "there is none (dstat stopped before its first sample?)")
     _build_tables(runs, result, tz)
     return result
 
@@ -447,6 +452,9 @@ def parse_dstat_console(text: str, source: str = "<text>") -> ParseResult:
                              "time_s": math.nan, "since_boot": sample == 0, "group": col.group,
                              "metric": col.metric, "value": value})
         i += 1
+    if spans is not None and sample < 0:
+        result.complete = False
+        result.warn(None, None, "at least one dstat sample row under the header; there is none")
     if spans is None:
         first_idx = next((k for k, ln in enumerate(lines) if ln.strip()), 0)
         raise ParseError(source, first_idx + 1, lines[first_idx] if lines else None,
