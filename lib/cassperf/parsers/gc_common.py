@@ -48,9 +48,15 @@ _UNIT_MB = {"B": 1.0 / (1024 * 1024), "K": 1.0 / 1024, "M": 1.0, "G": 1024.0, "T
 MAX_DURATION_MS = 30 * 24 * 3600 * 1000.0
 
 
+def num(value: str) -> float:
+    """A number as HotSpot printed it: decimal point, or decimal comma under some locales
+    ('0,0355137'). HotSpot prints no thousands separators, so a comma is always decimal."""
+    return float(value.replace(",", ".")) if "," in value else float(value)
+
+
 def to_mb(value: str, unit: str) -> float:
     """A JVM heap size ('95232.0', 'K') in MiB."""
-    return float(value) * _UNIT_MB[unit]
+    return num(value) * _UNIT_MB[unit]
 
 
 @dataclass(frozen=True)
@@ -228,7 +234,7 @@ def gc_per_interval(pauses: pd.DataFrame, interval_s: float = 1.0,
     step = int(round(interval_s * 1e9))
     ms = pauses["pause_ms"].to_numpy(dtype="float64", na_value=np.nan)
     if axis == "time":
-        t = pd.to_datetime(pauses["time"], utc=True)
+        t = pd.to_datetime(pauses["time"], utc=True).dt.as_unit("ns")
         valid = t.notna().to_numpy() & ~np.isnan(ms)
         start_ns = t[valid].astype("int64").to_numpy() if valid.any() else np.zeros(0, "int64")
     else:

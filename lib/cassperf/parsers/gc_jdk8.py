@@ -96,6 +96,7 @@ _SNIFF = re.compile(
     rf"CMS-concurrent-)|Total time for which application threads were stopped: )"
     r"|^CommandLine flags: .*-XX:\+Use\w+GC", re.MULTILINE)
 
+_LATER = "<file collector>"        # placeholder filled in by _Parse.finish()
 _YOUNG_NAMES = {"ParNew": "ParNew", "DefNew": "Serial", "PSYoungGen": "Parallel"}
 _OLD_NAMES = {"CMS": "CMS", "Tenured": "Serial", "ParOldGen": "Parallel", "PSOldGen": "Parallel"}
 
@@ -123,6 +124,7 @@ class _Parse:
         self.pending_at: tuple[int, str, str | None, float] = (0, "", None, math.nan)
         self.g1_awaiting_heap: list[object] | None = None
         self.line_warnings = 0
+        self.saw_g1 = False
 
     # -- warnings --
     def skip(self, line_no: int, line: str, expected: str) -> None:
@@ -267,12 +269,16 @@ class _Parse:
         row: list[object] = [iso, math.nan, uptime, None, kind, collector, cause, before, after, total,
                              pause_ms, line_no]
         self.pauses.rows.append(row)              # a list: the G1 heap line may fill it in
-        if collector == "G1" and math.isnan(before) and kind in ("young", "mixed", "initial-mark", "full"):
+        if collector in ("G1", _LATER) and math.isnan(before) and kind in ("young", "mixed", "initial-mark", "full"):
             self.g1_awaiting_heap = row
 
     def classify(self, what: str, groups: list[str], generations: list[str]) -> tuple[str, str, str | None]:
-        """(kind, collector, cause) of a record."""
+        """(kind, collector, cause) of a record. A record that does not name its collector gets
+        _LATER: finish() fills in the file's collector (from 'CommandLine flags:', wherever it
+        is, else G1 when G1 records were seen, else "unknown")."""
         cause = groups[0] if groups else None
+        if what in ("GC pause", "GC remark", "GC cleanup"):
+            self.saw_g1 = True
         if what == "GC pause":
             flags = set(groups[1:])
             kind = "initial-mark" if "initial-mark" in flags else "mixed" if "mixed" in flags else "young"
@@ -286,7 +292,7 @@ class _Parse:
         if what == "Full GC":
             if old:
                 return "full", _OLD_NAMES[old[0]], cause
-            return "full", self.collector, cause
+            return "full", _LATER, cause
         if cause == "CMS Initial Mark":
             return "initial-mark", "CMS", cause
         if cause == "CMS Final Remark":
@@ -295,7 +301,7 @@ class _Parse:
             return "full", _OLD_NAMES[old[0]], cause
         if young:
             return "young", _YOUNG_NAMES[young[0]], cause
-        return "young", self.young_collector, cause
+        return "young", _LATER, cause
 
     def g1_heap(self, line: str) -> None:
         m = _G1_HEAP.search(line)
@@ -333,6 +339,13 @@ class _Parse:
         if self.line_warnings > MAX_LINE_WARNINGS:
             result.warn(None, None, f"{self.line_warnings - MAX_LINE_WARNINGS} more lines that did not "
                                     f"parse (only the first {MAX_LINE_WARNINGS} are listed)")
+        if self.collector == "unknown" and self.saw_g1:
+            self.collector = self.young_collector = "G1"
+        collectors = self.pauses.column("collector")
+        kinds = self.pauses.column("kind")
+        for i, name in enumerate(collectors):
+            if name == _LATER:
+                collectors[i] = self.young_collector if kinds[i] == "young" else self.collector
         result.tables["pauses"] = self.pauses.frame()
         result.tables["concurrent"] = self.concurrent.frame()
         result.tables["safepoints"] = self.safepoints.frame()

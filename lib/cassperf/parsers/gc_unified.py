@@ -34,7 +34,7 @@ from cassperf.errors import ParseError
 from cassperf.parsers.base import Format, ParseResult, check_text
 from cassperf.parsers.gc_common import (
     MAX_DURATION_MS, G1_YOUNG_TYPES, EventColumns, GcConcurrent, GcPause, GcSafepoint,
-    cause_from_groups, kind_from_label, split_groups, to_mb,
+    cause_from_groups, kind_from_label, num, split_groups, to_mb,
 )
 
 NAME = "gc-unified"
@@ -46,8 +46,8 @@ _EXPECTED = "a JDK 9+ unified-logging GC log ('[<decorators>] message' lines, -X
 _DECORATORS = re.compile(r"((?:\[[^\]\n]*\])*) ?")
 # 2024-08-23T12:45:13.657+0530 (time, utctime)
 _ISO = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d{4}")
-# 4.298s (uptime)
-_SECONDS = re.compile(r"\d+\.\d+s")
+# 4.298s (uptime; some locales print 4,298s)
+_SECONDS = re.compile(r"\d+[.,]\d+s")
 # 4298ms, 1629876543210ms, 4298123456ns (uptimemillis, timemillis, uptimenanos, timenanos)
 _INT_UNIT = re.compile(r"(\d+)(ms|ns)")
 # 98688, '9731 ' (pid, tid; tid is padded)
@@ -137,7 +137,7 @@ class _DecoratorReader:
             if layout.up_kind == _UP_S:
                 if raw[-1] != "s":
                     raise ValueError(raw)
-                uptime = float(raw[:-1])
+                uptime = num(raw[:-1])
             else:
                 if raw[-2:] != ("ms" if layout.up_kind == _UP_MS else "ns"):
                     raise ValueError(raw)
@@ -156,20 +156,20 @@ class _DecoratorReader:
 # GC(0) Pause Young (Concurrent Start) (Metadata GC Threshold) 143M->28M(4096M) 13.867ms
 _PAUSE_G1_YOUNG = re.compile(
     r"GC\((\d+)\) Pause Young \((Normal|Concurrent Start|Prepare Mixed|Mixed)\) \(([^()]*)\) "
-    r"(\d+)M->(\d+)M\((\d+)M\) (\d+\.\d+)ms$")
+    r"(\d+)M->(\d+)M\((\d+)M\) (\d+[.,]\d+)ms$")
 # Any pause end line; sizes are optional (Shenandoah/ZGC print none):
 # GC(2) Pause Remark 1M->1M(5M) 0.364ms
 # GC(3) Pause Init Mark (unload classes) 0.345ms
 _PAUSE_END = re.compile(
     r"GC\((\d+)\) Pause (.+?)(?: (\d+(?:\.\d+)?)([BKMGT])->(\d+(?:\.\d+)?)([BKMGT])"
-    r"\((\d+(?:\.\d+)?)([BKMGT])\))? (\d+(?:\.\d+)?)ms$")
+    r"\((\d+(?:\.\d+)?)([BKMGT])\))? (\d+(?:[.,]\d+)?)ms$")
 # The start line the gc,start tag prints before the pause:
 # GC(0) Pause Young (Normal) (G1 Evacuation Pause)
 _PAUSE_START = re.compile(r"GC\((\d+)\) Pause ([A-Z][A-Za-z ]*(?: \((?:[^()\n]|\([^()\n]*\))*\))*)$")
 # GC(1) Concurrent Mark Cycle 13.914ms
 # GC(2) Concurrent Mark (0.114s, 0.116s) 1.204ms
 _CONC_END = re.compile(
-    r"GC\((\d+)\) Concurrent (.+?)(?: \(\d+(?:\.\d+)?s(?:, \d+(?:\.\d+)?s)?\))? (\d+(?:\.\d+)?)ms$")
+    r"GC\((\d+)\) Concurrent (.+?)(?: \(\d+(?:[.,]\d+)?s(?:, \d+(?:[.,]\d+)?s)?\))? (\d+(?:[.,]\d+)?)ms$")
 # JDK 17+:
 # Safepoint "G1PauseRemark", Time since last: 7445917 ns, Reaching safepoint: 3506 ns, Cleanup: 6974 ns, At safepoint: 1158251 ns, Total: 1168731 ns
 _SAFEPOINT = re.compile(
@@ -178,8 +178,8 @@ _SAFEPOINT = re.compile(
 # JDK 9..16 (and JDK 8, see gc_jdk8):
 # Total time for which application threads were stopped: 0.0001635 seconds, Stopping threads took: 0.0001057 seconds
 _STOPPED = re.compile(
-    r"Total time for which application threads were stopped: (\d+\.\d+) seconds, "
-    r"Stopping threads took: (\d+\.\d+) seconds$")
+    r"Total time for which application threads were stopped: (\d+[.,]\d+) seconds, "
+    r"Stopping threads took: (\d+[.,]\d+) seconds$")
 # [0.020s][info][gc] Using G1
 _USING = re.compile(
     r"Using (G1|Parallel|Serial|Concurrent Mark Sweep|Shenandoah|The Z Garbage Collector|ZGC|Epsilon)\r?$",
@@ -201,7 +201,12 @@ _SNIFF = re.compile(
     r"^((?:\[[^\]\n]*\])+) (?:GC\(\d+\) |Using (?:G1|Parallel|Serial|Concurrent Mark Sweep|Shenandoah|"
     r"The Z Garbage Collector|ZGC|Epsilon)\r?$|Safepoint \"|Total time for which|Entering safepoint)",
     re.MULTILINE)
+# the first line of an undecorated log (-Xlog:gc:file:none): "Using G1" or "GC(0) Pause ..."
 _UNDECORATED_START = re.compile(r"(?:GC\(\d+\) |Using \w)")
+# any line starting with '[': [0.029s][info][safepoint    ] Entering safepoint region: EnableBiasedLocking
+_BRACKET_LINE = re.compile(r"^(\[[^\n]*)$", re.MULTILINE)
+# undecorated sniff: "Using G1" / "GC(0) Pause Young ..." as the first line
+_SNIFF_UNDECORATED = re.compile(r"\s*(?:Using (?:G1|Parallel|Serial|Shenandoah|ZGC)\r?\n|GC\(\d+\) Pause )")
 
 
 class _Parse:
@@ -273,7 +278,7 @@ class _Parse:
             m = fast(text, body, stop)
             if m is not None:
                 gc_id, kind, cause, before, after, total, pause_ms = m.groups()
-                pause = float(pause_ms)
+                pause = num(pause_ms)
                 if pause > MAX_DURATION_MS:
                     self.bad_line(start, stop, end, f"a pause shorter than {MAX_DURATION_MS:.0f} ms")
                     continue
@@ -286,7 +291,7 @@ class _Parse:
                 continue
             m = general(text, body, stop)
             if m is not None:
-                pause = float(m.group(9))
+                pause = num(m.group(9))
                 if pause > MAX_DURATION_MS:
                     self.bad_line(start, stop, end, f"a pause shorter than {MAX_DURATION_MS:.0f} ms")
                     continue
@@ -324,7 +329,7 @@ class _Parse:
             if values is None:
                 self.bad_line(start, stop, end, "'[<decorators>] GC(n) Concurrent ...'")
                 continue
-            duration = float(m.group(3))
+            duration = num(m.group(3))
             if duration > MAX_DURATION_MS:
                 self.bad_line(start, stop, end, f"a phase shorter than {MAX_DURATION_MS:.0f} ms")
                 continue
@@ -350,7 +355,7 @@ class _Parse:
                     stopped, ttsp = int(m.group(6)) / 1e6, int(m.group(3)) / 1e6
                 else:
                     operation = None
-                    stopped, ttsp = round(float(m.group(1)) * 1e3, 7), round(float(m.group(2)) * 1e3, 7)
+                    stopped, ttsp = round(num(m.group(1)) * 1e3, 7), round(num(m.group(2)) * 1e3, 7)
                 if stopped > MAX_DURATION_MS:
                     self.bad_line(start, stop, end, f"a stop shorter than {MAX_DURATION_MS:.0f} ms")
                     continue
@@ -427,10 +432,10 @@ class _Parse:
 
 def _first_decorated(text: str) -> bool | None:
     """True: decorated log; False: undecorated (-Xlog:...:none); None: not unified logging.
-    Decided by the first 64 KiB: a line with decoders of known shapes, else an undecorated
-    first line."""
+    Decided by the first 64 KiB: a line whose decorators all have known shapes, else an
+    undecorated first line."""
     head = text[:65536]
-    for m in re.finditer(r"^(\[[^\n]*)$", head, re.MULTILINE):
+    for m in _BRACKET_LINE.finditer(head):
         dec = _DECORATORS.match(m.group(1))
         if dec is not None and dec.group(1) and _classify(dec.group(1)[1:-1].split("][")) is not None \
                 and len(dec.group(1)) < len(m.group(1)):
@@ -475,7 +480,7 @@ def sniff(head: str) -> bool:
     for m in _SNIFF.finditer(head):
         if _classify(m.group(1)[1:-1].split("][")) is not None:
             return True
-    return bool(re.match(r"\s*(?:Using (?:G1|Parallel|Serial|Shenandoah|ZGC)\r?\n|GC\(\d+\) Pause )", head))
+    return bool(_SNIFF_UNDECORATED.match(head))
 
 
 def _parse(text: str, source: str) -> ParseResult:
