@@ -19,6 +19,9 @@ _FORMAT_MODULES: list[str] = [
     # filled as parsers land; each module defines FORMAT or FORMATS (a list)
     "nodetool",
     "hdr_log",
+    "tlp_stress",
+    "latte",
+    "ycsb",
     "mdadm",
     "iperf3",
     "ping",
