@@ -28,6 +28,8 @@ _FORMAT_MODULES: list[str] = [
     "dstat",
     "gc_unified",
     "gc_jdk8",
+    "stress_graph",
+    "cassandra_stress",
 ]
 
 

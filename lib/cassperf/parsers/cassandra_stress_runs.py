@@ -1,0 +1,201 @@
+"""What one cassandra-stress iteration printed -> a Run, with the tool's figures cross-checked.
+
+Consistency checks (each mismatch is a warning on the ParseResult and the Run, never a fix):
+- the last `total` interval row's cumulative `total ops` equals the op count of the auto-rate
+  summary table for the same thread count, where both are printed;
+- the table's `total` op/s equals the Results block's Op rate (both rounded to whole ops/s);
+- the last interval's `time` agrees with `Total operation time` (which is truncated to seconds).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from cassperf.parsers.cassandra_stress_rows import Header, Rows, align_times, op_mask
+from cassperf.parsers.cassandra_stress_settings import command_from_settings, rate_and_latency_type
+from cassperf.parsers.cassandra_stress_summary import ResultsBlock, summary_rows
+from cassperf.results.model import Run
+
+if TYPE_CHECKING:
+    from cassperf.parsers.base import ParseResult
+
+
+@dataclass
+class RunText:
+    """What the scan collected for one run before it becomes a Run."""
+
+    index: int
+    first_line: int
+    threads: int | None = None
+    auto_step: bool = False
+    ops: list[str] = field(default_factory=list)
+    running_line: str | None = None
+    header: Header | None = None
+    header_line: int | None = None
+    blocks: list[Rows] = field(default_factory=list)
+    results: ResultsBlock | None = None
+    improvement_pct: int | None = None
+    exceptions: Counter[str] = field(default_factory=Counter)
+    first_exception: dict[str, tuple[int, str]] = field(default_factory=dict)
+    skipped: int = 0
+    failed: bool = False
+
+    @property
+    def has_data(self) -> bool:
+        return self.header is not None or bool(self.blocks) or self.results is not None
+
+    @property
+    def last_row_line(self) -> int | None:
+        lines = [b.last_row_line for b in self.blocks if b.last_row_line is not None]
+        return max(lines) if lines else self.header_line
+
+
+class _Warner:
+    """Warnings go to the ParseResult (with line) and to the Run (as text)."""
+
+    def __init__(self, result: ParseResult) -> None:
+        self.result = result
+        self.texts: list[str] = []
+
+    def __call__(self, line_no: int | None, line: str | None, expected: str) -> None:
+        self.result.warn(line_no, line, expected)
+        self.texts.append(str(self.result.warnings[-1]))
+
+
+def op_column(ops: pa.Array) -> pd.api.extensions.ExtensionArray:
+    """The op column as pandas' "string" dtype without copying the strings."""
+    chunked = ops if isinstance(ops, pa.ChunkedArray) else pa.chunked_array([ops], type=pa.string())
+    if pd.StringDtype().storage == "pyarrow":
+        return pd.arrays.ArrowStringArray(chunked)
+    return pd.array(chunked.to_pylist(), dtype="string")
+
+
+def _intervals(run: RunText) -> tuple[pd.DataFrame | None, pa.Array | None, dict[str, np.ndarray]]:
+    blocks = [b for b in run.blocks if len(b)]
+    if not blocks:
+        return None, None, {}
+    if len(blocks) == 1:
+        ops = blocks[0].ops
+        values = dict(blocks[0].values)
+    else:
+        ops = pa.concat_arrays([b.ops for b in blocks])
+        values = {c: np.concatenate([b.values[c] for b in blocks]) for c in blocks[0].values}
+    frame: dict[str, Any] = {"op": op_column(ops), **values}
+    if "time_s" in values:
+        frame["time_s"] = align_times(ops, values["time_s"])
+    return pd.DataFrame(frame), ops, values
+
+
+def _last_counts(ops: pa.Array | None, values: dict[str, np.ndarray]) -> dict[str, int]:
+    """op -> cumulative `total ops` of its last interval row."""
+    if ops is None or "count" not in values or len(ops) == 0:
+        return {}
+    counts = values["count"]
+    distinct = pc.unique(ops).to_pylist()
+    if len(distinct) == 1:
+        return {str(distinct[0]): int(counts[-1])}
+    return {str(op): int(counts[np.flatnonzero(op_mask(ops, op))[-1]]) for op in distinct}
+
+
+def _table_rows(table: pd.DataFrame | None, run: RunText) -> pd.DataFrame | None:
+    if table is None or not run.auto_step or run.threads is None:
+        return None
+    rows = table[table["threads"] == run.threads]
+    return rows if len(rows) else None
+
+
+def _check(run: RunText, warn: _Warner, last: dict[str, int], table_rows: pd.DataFrame | None,
+           values: dict[str, np.ndarray]) -> None:
+    where = run.last_row_line
+    if table_rows is not None:
+        tot = table_rows[table_rows["op"] == "total"]
+        if len(tot) and "total" in last and "count" in tot and int(tot["count"].iloc[0]) != last["total"]:
+            warn(where, None, f"the last interval row's cumulative total ops ({last['total']}) to equal the "
+                              f"auto-rate summary table's total ops for {run.threads} threads "
+                              f"({int(tot['count'].iloc[0])})")
+        results = run.results
+        if (len(tot) and results is not None and "rate_ops_s" in results.total and "rate_ops_s" in tot
+                and not math.isnan(results.total["rate_ops_s"])
+                and round(float(tot["rate_ops_s"].iloc[0])) != round(results.total["rate_ops_s"])):
+            warn(results.first_line, None, f"the Results Op rate ({results.total['rate_ops_s']:g}) to equal the "
+                                           f"auto-rate summary table's op/s for {run.threads} threads "
+                                           f"({float(tot['rate_ops_s'].iloc[0]):g})")
+    if run.results is not None and "duration_s" in run.results.total and "time_s" in values and len(values["time_s"]):
+        last_time = float(values["time_s"][-1])
+        duration = run.results.total["duration_s"]
+        if not (duration - 0.05 <= last_time < duration + 1.05):
+            warn(run.results.last_line, None, f"Total operation time ({duration:g} s) to match the last interval's "
+                                              f"time ({last_time:g} s)")
+
+
+def build_run(run: RunText, scan: Any, settings: dict[str, dict[str, str]] | None,
+              table: pd.DataFrame | None) -> Run:
+    """One Run from the collected text of one iteration (`scan` is cassandra_stress._Scan)."""
+    warn = _Warner(scan.result)
+    complete = True
+    intervals, ops, values = _intervals(run)
+    last = _last_counts(ops, values)
+    table_rows = _table_rows(table, run)
+    summary = None
+    if run.results is not None:
+        if table_rows is not None and "count" in table_rows:
+            counts: dict[str, int | None] = {str(o): int(c) for o, c in zip(table_rows["op"], table_rows["count"])}
+        else:
+            counts = dict(last)
+            if len(run.results.ops) == 1 and set(last) == {"total"}:
+                counts[run.results.ops[0]] = last["total"]
+        summary = pd.DataFrame(summary_rows(run.results, counts))
+        if not run.results.complete:
+            complete = False
+            warn(run.results.last_line, None, "a complete Results block; missing: " + ", ".join(run.results.missing))
+    elif run.header is not None or run.blocks:
+        complete = False
+        warn(run.last_row_line, None, "a Results block after the interval rows; the run's output ends here "
+                                      "(truncated), its intervals are kept")
+    if run.failed:
+        complete = False
+    _check(run, warn, last, table_rows, values)
+    for cls, n in run.exceptions.items():
+        line_no, line = run.first_exception[cls]
+        warn(line_no, line, f"interval rows only; {n} line(s) of {cls} were printed during run {run.index} "
+                            "(skipped; counted in manifest client_exceptions)")
+
+    echo = scan.command
+    command, source = (echo, "echo") if echo else (command_from_settings(settings) if settings else None, "settings")
+    rate, latency_type = rate_and_latency_type(echo, echo is not None, settings, run.auto_step)
+    threads = run.threads
+    if threads is None and settings and settings.get("Rate", {}).get("Thread Count", "").isdigit():
+        threads = int(settings["Rate"]["Thread Count"])
+    manifest: dict[str, Any] = {
+        "tool": "cassandra-stress",
+        "tool_version": None,                     # the output never states it
+        "format_generation": run.header.generation if run.header is not None else None,
+        "command": command,
+        "command_source": source if command else None,
+        "threads": threads,
+        "latency_type": latency_type,
+        "rate": rate,
+        "labels": {"threads": str(threads)} if threads is not None else {},
+        "source": scan.result.source,
+        "complete": complete,
+        "count_is_total": True,
+        "run_index": run.index,
+        "ops": run.ops or (run.results.ops if run.results is not None else []),
+        "improvement_pct": run.improvement_pct,
+        "client_exceptions": dict(run.exceptions),
+        "skipped_lines": run.skipped,
+        "settings": settings,
+        "settings_complete": (not scan.settings_cut) if settings else None,
+        "java_version": scan.java_version,
+    }
+    if scan.cluster_name or scan.hosts:
+        manifest["cluster"] = {"name": scan.cluster_name, "hosts": scan.hosts}
+    return Run(manifest=manifest, intervals=intervals, summary=summary, warnings=warn.texts)
