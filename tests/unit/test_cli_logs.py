@@ -26,19 +26,24 @@ TINYTAB = "TINYTAB\nnode1 3\nnode2 4\n"
 
 
 def parse_tiny(text: str, source: str) -> ParseResult:
-    """'TINY 1' then 'time_s op count p99_ms' lines -> one Run."""
+    """'TINY 1' then 'time_s op count p99_ms' lines -> a Run; a 'NEXT' line starts another Run."""
     check_text(text, source, "a tiny log")
     lines = text.splitlines()
     if lines[0] != "TINY 1":
         raise ParseError(source, 1, lines[0], "the header 'TINY 1'")
-    rows = []
+    blocks: list[list[dict]] = [[]]
+    rows = blocks[0]
     for no, line in enumerate(lines[1:], start=2):
+        if line == "NEXT":
+            rows = []
+            blocks.append(rows)
+            continue
         parts = line.split()
         if len(parts) != 4:
             raise ParseError(source, no, line, "'time_s op count p99_ms'")
         rows.append({"time_s": float(parts[0]), "op": parts[1], "count": int(parts[2]),
                      "latency_p99_ms": float(parts[3])})
-    return ParseResult("tiny", source, runs=[Run({"tool": "tiny"}, intervals=rows)])
+    return ParseResult("tiny", source, runs=[Run({"tool": "tiny"}, intervals=block) for block in blocks])
 
 
 def parse_tinytab(text: str, source: str) -> ParseResult:
@@ -98,6 +103,16 @@ def test_parse_prints_text_tables_by_default(logs: Path, capsys: pytest.CaptureF
     assert err == f"{logs / 'a.log'}: tiny, 1 run(s), 0 table(s), 0 skipped line(s), 0 warning(s)\n"
 
 
+def test_parse_names_the_runs_of_a_file_with_several(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "two.log").write_text("TINY 1\n1.0 write 10 1.5\nNEXT\n1.0 read 5 9.0\n")
+    rc, out, err = run_cli(capsys, "parse", str(tmp_path / "two.log"))
+    assert rc == 0 and "tiny, 2 run(s)" in err
+    assert [line for line in out.splitlines() if line.startswith("==") or "read" in line] == [
+        f"== {tmp_path / 'two.log'} [tiny] run1.intervals ==",
+        f"== {tmp_path / 'two.log'} [tiny] run2.intervals ==",
+        "    1.0 read      5             9.0"]
+
+
 def test_parse_walks_folders_and_skips_sidecars(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, _ = run_cli(capsys, "parse", str(logs))
     assert rc == 0
@@ -120,8 +135,9 @@ def test_parse_csv_goes_to_stdout_one_block_per_frame(logs: Path, capsys: pytest
     assert [b.splitlines()[0] for b in blocks] == [f"# {logs / 'a.log'} [tiny] intervals",
                                                    f"# {logs / 'nested' / 'b.txt'} [tinytab] values"]
     intervals = pd.read_csv(io.StringIO(blocks[0]), comment="#")
-    assert intervals.to_dict("list") == {"time_s": [1.0, 2.0], "op": ["write", "write"], "count": [10, 20],
-                                         "latency_p99_ms": [1.5, 2.5]}
+    assert list(intervals.columns) == list(INTERVAL_COLUMNS)          # the whole schema, empty columns too
+    assert intervals.dropna(axis=1, how="all").to_dict("list") == {
+        "time_s": [1.0, 2.0], "op": ["write", "write"], "count": [10, 20], "latency_p99_ms": [1.5, 2.5]}
     assert pd.read_csv(io.StringIO(blocks[1]), comment="#").to_dict("list") == {"node": ["node1", "node2"],
                                                                                  "value": [3, 4]}
 
@@ -135,7 +151,7 @@ def test_parse_parquet_needs_out_and_writes_one_file_per_frame(logs: Path, tmp_p
     assert out.splitlines() == [str(tmp_path / "out" / "a.log.intervals.parquet"),
                                 str(tmp_path / "out" / "b.txt.values.parquet")]
     written = pd.read_parquet(tmp_path / "out" / "a.log.intervals.parquet")
-    assert_frame_equal(written, tiny_intervals().dropna(axis=1, how="all"))
+    assert_frame_equal(written, tiny_intervals())
 
 
 def test_parse_with_a_named_format(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:

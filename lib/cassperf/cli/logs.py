@@ -66,8 +66,9 @@ def _parse_all(paths: list[str], fmt: str | None) -> list[ParseResult]:
     return results
 
 
-def _frames(result: ParseResult) -> list[tuple[str, pd.DataFrame]]:
-    """(name, frame) pairs to show for one parse result: per run summary and intervals, then tables."""
+def _frames(result: ParseResult, compact: bool) -> list[tuple[str, pd.DataFrame]]:
+    """(name, frame) pairs for one parse result: per run summary and intervals, then tables.
+    compact: leave out columns that are empty in every row (for reading on a terminal)."""
     out: list[tuple[str, pd.DataFrame]] = []
     many = len(result.runs) > 1
     for i, run in enumerate(result.runs, start=1):
@@ -75,7 +76,7 @@ def _frames(result: ParseResult) -> list[tuple[str, pd.DataFrame]]:
         for stem in ("summary", "intervals"):
             frame = getattr(run, stem)
             if not frame.empty:
-                out.append((prefix + stem, frame.dropna(axis=1, how="all")))
+                out.append((prefix + stem, frame.dropna(axis=1, how="all") if compact else frame))
     out += list(result.tables.items())
     return out
 
@@ -98,7 +99,7 @@ def cmd_parse(args: argparse.Namespace) -> int:
     for result in results:
         _report(result)
         stem = Path(result.source).name
-        for name, frame in _frames(result):
+        for name, frame in _frames(result, compact=args.output == "table"):
             if args.output == "table":
                 print(f"== {result.source} [{result.format}] {name} ==")
                 print(frame.to_string(index=False) if not frame.empty else "(empty)")

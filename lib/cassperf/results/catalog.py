@@ -7,6 +7,7 @@ as runs, with labels and the raw source file.
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import warnings
 from collections.abc import Sequence
@@ -173,8 +174,8 @@ def import_parsed(parse_result: ParseResult, labels: dict[str, Any] | None = Non
         manifest.setdefault("source", parse_result.source)
         manifest["source_part"] = f"{index}/{len(runs)}"
         manifest["complete"] = bool(run.complete and parse_result.complete)
-        stored = Run(manifest, intervals=run.intervals, summary=run.summary, metrics=run.metrics,
-                     events=run.events, histograms=run.histograms, tables=run.tables,
-                     warnings=[*run.warnings, *(n for n in notes if n not in run.warnings)])
+        stored = copy.copy(run)                        # frames shared, not changed; no re-conforming
+        stored.manifest = manifest
+        stored.warnings = [*run.warnings, *(n for n in notes if n not in run.warnings)]
         ids.append(save_run(stored, root, raw=[source] if has_file else ()))
     return ids

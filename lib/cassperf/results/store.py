@@ -537,7 +537,7 @@ def load_run(run_id_or_path: str | Path, root: str | Path | None = None) -> Run:
     for stem, columns in FRAMES.items():
         parquet, jsonl = folder / f"{stem}.parquet", folder / f"{stem}.jsonl"
         if parquet.exists():
-            frames[stem] = conform(_read_parquet(parquet), columns)
+            frames[stem] = _read_parquet(parquet)           # Run() conforms it to the schema
         elif jsonl.exists():
             frames[stem], more = read_frame_jsonl(jsonl, columns)
             notes += more
