@@ -27,7 +27,8 @@ class ToolError(CassperfError):
         self.stdout = stdout
         self.stderr = stderr
         self.hint = hint
-        tail = (stderr or stdout).strip().splitlines()[-15:]
+        lines = [ln for ln in (stderr + "\n" + stdout).splitlines() if ln.strip().strip("\x1b[0m")]
+        tail = lines[-15:]
         msg = f"command failed (exit {returncode}): {self.cmd}"
         if tail:
             msg += "\n" + "\n".join("  | " + line for line in tail)

@@ -9,7 +9,6 @@ README of an HdrHistogram user) checks that Java payloads decode.
 
 from __future__ import annotations
 
-import io
 import os
 import time
 from pathlib import Path
@@ -240,7 +239,7 @@ def test_reader_agrees_with_hdrhistogram_py_log_reader(tmp_path: Path) -> None:
     assert run.intervals["op"].unique().tolist() == ["all"]
 
 
-def test_a_log_not_from_cassandra_stress_warns_about_the_assumed_unit(tmp_path: Path) -> None:
+def test_a_log_not_from_cassandra_stress_warns_about_the_assumed_unit() -> None:
     text = write_hdr_log([("", 0.0, 1.0, hdr.histogram_from_samples([5, 6], LAYOUT))], comment=None)
     result = read_hdr_log(text)
     assert any("nanoseconds" in w.expected for w in result.warnings)
@@ -263,7 +262,7 @@ def test_split_tag(tag: str, expected: tuple[str, str]) -> None:
     assert split_tag(tag) == expected
 
 
-def test_response_time_tags_make_the_run_response_time(tmp_path: Path) -> None:
+def test_response_time_tags_make_the_run_response_time() -> None:
     h = hdr.histogram_from_samples([1000, 2000], LAYOUT)
     text = write_hdr_log([("insert-st", 0, 1, h), ("insert-rt", 0, 1, h), ("insert-wt", 0, 1, h)])
     run = read_hdr_log(text).runs[0]
@@ -350,9 +349,6 @@ def test_decode_of_garbage_is_a_histogram_error() -> None:
 
 # ---- fuzz ------------------------------------------------------------------------------------
 
-FUZZ_COUNTER = {"inputs": 0}
-
-
 def _mutate(lines: list[str], ops: list[tuple[int, int, str]]) -> str:
     out = list(lines)
     for kind, pos, junk in ops:
@@ -382,7 +378,6 @@ def _mutate(lines: list[str], ops: list[tuple[int, int, str]]) -> str:
 @given(ops=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 10_000), st.text(min_size=1, max_size=30)),
                     min_size=1, max_size=6))
 def test_fuzz_mutated_logs_parse_or_raise_parse_error(ops: list[tuple[int, int, str]]) -> None:
-    FUZZ_COUNTER["inputs"] += 1
     text = _mutate(FUZZ_BASE.splitlines(), ops)
     try:
         result = read_hdr_log(text, value_unit="ns")

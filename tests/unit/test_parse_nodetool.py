@@ -16,7 +16,7 @@ import pytest
 
 from cassperf.config import fixtures_dir
 from cassperf.errors import ParseError
-from cassperf.parsers import detect, format_by_name, formats, parse
+from cassperf.parsers import detect, format_by_name, formats, parse, read_text
 from cassperf.parsers.nodetool import FORMATS, compactionhistory
 
 NODETOOL = fixtures_dir() / "nodetool"
@@ -96,6 +96,19 @@ def test_fixture_is_sniffed_by_exactly_its_own_nodetool_format(name: str) -> Non
     claimed = [f.name for f in FORMATS if f.sniff(text[:65536])]
     assert claimed == [FIXTURE_FORMATS[name]]
     assert detect(text, name).name == FIXTURE_FORMATS[name]
+
+
+@needs_fixtures
+def test_no_nodetool_format_claims_another_tools_fixture() -> None:
+    foreign = [p for p in sorted(fixtures_dir().rglob("*"))
+               if p.is_file() and p.parent != NODETOOL and not p.name.endswith((".source.txt", ".md"))]
+    assert foreign, "no other fixtures to check against"
+    for path in foreign:
+        try:
+            text = read_text(path)
+        except ParseError:
+            continue                # binary: no parser sees it
+        assert [f.name for f in FORMATS if f.sniff(text[:65536])] == [], path
 
 
 @needs_fixtures

@@ -7,7 +7,7 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 import pandas as pd
-from cassandra.cluster import Cluster, Session
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, Session
 from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
 
 
@@ -51,7 +51,8 @@ class ClusterHandle(ABC):
         kwargs: dict[str, Any] = {
             "contact_points": self.contact_points,
             "port": self.port,
-            "load_balancing_policy": TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc=self.local_dc)),
+            "execution_profiles": {EXEC_PROFILE_DEFAULT: ExecutionProfile(
+                load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc=self.local_dc)))},
             "connect_timeout": 10,
         }
         kwargs.update(self._driver_kwargs())

@@ -21,6 +21,8 @@ from cassperf import config
 from cassperf.errors import ConfigError, ToolError
 
 JOLOKIA_VERSION = "2.2.9"
+#: Pinned, so that the same Maven gives the same jar set everywhere.
+DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy-dependencies"
 _COMPLETE = ".complete"
 
 _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -36,7 +38,7 @@ _SETTINGS = """<settings><mirrors><mirror><id>cassperf-mirror</id><mirrorOf>*</m
 """
 
 # [ERROR] ... Could not transfer artifact ... from/to central (https://repo.maven.apache.org/maven2): Connection refused
-_UNREACHABLE_RE = re.compile(r"Could not transfer|Unknown host|Connection refused|Network is unreachable|"
+_UNREACHABLE_RE = re.compile(r"Could not transfer|No plugin found for prefix|Unknown host|Connection refused|Network is unreachable|"
                              r"connect timed out|No route to host|Temporary failure in name resolution|"
                              r"transfer failed", re.IGNORECASE)
 # [ERROR] ... Could not find artifact org.apache.cassandra:cassandra-all:jar:9.9.9 in central
@@ -74,7 +76,7 @@ def _mvn_copy(pom_text: str, out_dir: Path, what: str) -> None:
         shutil.rmtree(work)
     work.mkdir(parents=True)
     (work / "pom.xml").write_text(pom_text)
-    cmd = [mvn, "-q", "-B", "-f", str(work / "pom.xml"), "dependency:copy-dependencies",
+    cmd = [mvn, "-q", "-B", "-Dstyle.color=never", "-f", str(work / "pom.xml"), DEPENDENCY_PLUGIN,
            "-DincludeScope=runtime", f"-DoutputDirectory={work / 'lib'}"]
     mirror = os.environ.get("CASSPERF_MAVEN_REPO")
     if mirror:

@@ -240,8 +240,11 @@ class LocalCluster(ClusterHandle):
         offset = log.stat().st_size if log.exists() else 0
         node.popen = process.spawn(cmd, node.layout.root, node.layout.stdout_log, node.layout.pid_file)
         started = time.monotonic()
+        alive = lambda: node.popen.poll() is None  # noqa: E731
         try:
-            ready = process.wait_for_log(log, offset, READY_MARK, lambda: node.popen.poll() is None, timeout_s)
+            # the log mark is written just before the CQL port is bound: wait for both
+            ready = process.wait_for_log(log, offset, READY_MARK, alive, timeout_s) and \
+                process.wait_for_port(node.address, node.ports.native, alive, 30)
         except TimeoutError:
             process.terminate({node.popen.pid: node.layout.root}, timeout_s=10)
             raise ClusterError(f"{node.name} of cluster {self.name} was not CQL-ready after {timeout_s:.0f} s; "

@@ -40,6 +40,8 @@ def port_owner(address: str, port: int) -> str:
 
 def port_free(address: str, port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        # as the JVM does: connections in TIME_WAIT from a previous run do not make a port busy
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             s.bind((address, port))
         except OSError as exc:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import signal
+import socket
 import subprocess
 import time
 from pathlib import Path
@@ -103,6 +104,24 @@ def wait_for_log(path: Path, offset: int, needle: str, alive: "callable[[], bool
             return False
         if time.monotonic() > deadline:
             raise TimeoutError(f"{needle!r} not seen in {path} within {timeout_s:.0f} s")
+        time.sleep(poll_s)
+
+
+def wait_for_port(address: str, port: int, alive: "callable[[], bool]", timeout_s: float,
+                  poll_s: float = 0.1) -> bool:
+    """Wait until a TCP connection to (address, port) succeeds. False when the process died first;
+    TimeoutError after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with socket.create_connection((address, port), timeout=1.0):
+                return True
+        except OSError:
+            pass
+        if not alive():
+            return False
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{address}:{port} did not accept connections within {timeout_s:.0f} s")
         time.sleep(poll_s)
 
 
