@@ -160,7 +160,10 @@ def frame(rows: list[dict[str, object]], columns: dict[str, str]) -> pd.DataFram
     data = {name: [row.get(name) for row in rows] for name in names}
     df = pd.DataFrame(data, columns=names)
     for name, dtype in columns.items():
-        df[name] = df[name].astype(dtype) if dtype != "float64" else pd.to_numeric(df[name], errors="raise").astype("float64")
+        if dtype == "float64":
+            df[name] = pd.to_numeric(df[name], errors="raise").astype("float64")
+        else:
+            df[name] = df[name].astype(dtype)
     for name in extra:
         values = [v for v in data[name] if v is not None]
         if values and all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in values):
@@ -168,6 +171,21 @@ def frame(rows: list[dict[str, object]], columns: dict[str, str]) -> pd.DataFram
         else:
             df[name] = df[name].astype("string")
     return df
+
+
+def warn_unterminated(text: str, result: ParseResult, exempt: re.Pattern[str] | None = None) -> None:
+    """Mark input whose last line has no line ending as cut (complete=False, warned at that line).
+
+    nodetool ends every line it prints with a line ending, so a last line without one was cut
+    (or the capture was edited, e.g. stripped): its last value may be short. The line is still
+    read; the warning names it so that no number from it passes unflagged. `exempt` matches a
+    last line nodetool itself prints without a line ending.
+    """
+    tail = text.rsplit("\n", 1)[-1].rstrip("\r")
+    if tail.strip() and not PROMPT_RE.match(tail) and not (exempt and exempt.match(tail.strip())):
+        result.complete = False
+        result.warn(text.count("\n") + 1, tail, "a line ending after the last line (nodetool ends every line "
+                                                "with one): the input was cut, and this line may be cut short")
 
 
 def no_structure(source: str, text: str, expected: str) -> ParseError:

@@ -11,12 +11,13 @@ Columns are read by the header's names; 4.1+ adds "compaction_properties" ({k:v,
 (LocalDateTime.ofInstant(.., ZoneId.systemDefault())), by 2.x as epoch milliseconds.
 
 Frame "history": id, keyspace, table (str), compacted_at (datetime64[ns, UTC]: epoch ms as
-is; a local date-time read in `node_tz`, UTC unless told), bytes_in, bytes_out (Int64 bytes; a
+is; a local date-time read in `node_tz`, UTC unless told), bytes_in, bytes_out (float bytes; a
 human-readable size converted at 1024), rows_merged (str as printed, e.g. "{1:12, 4:4}": number
 of sstables a partition was merged from -> partitions), partitions_merged (Int64, the sum of
 the map's values), compaction_properties (str, when printed).
 
-Rules: "There is no compaction history" gives an empty frame. A row whose fields do not fit
+Rules: "There is no compaction history" (4.1+ prints it without a line ending) gives an empty
+frame. A row whose fields do not fit
 the header is skipped, counted and warned about; when it is the last line the input is taken
 as truncated (complete=False). A local date-time read as UTC is warned about once, since the
 node's zone is not in the output. No header is a ParseError.
@@ -32,7 +33,7 @@ import pandas as pd
 
 from cassperf.parsers.base import Format, ParseResult
 from cassperf.parsers.nodetool._common import (
-    frame, head_lines, lines_of, meaningful, merge_size_tokens, no_structure, size_bytes, start,
+    frame, head_lines, lines_of, meaningful, merge_size_tokens, no_structure, size_bytes, start, warn_unterminated,
 )
 
 NAME = "nodetool-compactionhistory"
@@ -42,8 +43,8 @@ HISTORY_COLUMNS: dict[str, str] = {
     "keyspace": "string",
     "table": "string",
     "compacted_at": "datetime64[ns, UTC]",
-    "bytes_in": "Int64",
-    "bytes_out": "Int64",
+    "bytes_in": "float64",
+    "bytes_out": "float64",
     "rows_merged": "string",
     "partitions_merged": "Int64",
     "compaction_properties": "string",
@@ -54,7 +55,8 @@ _TITLE_RE = re.compile(r"^Compaction History:\s*$")
 # There is no compaction history
 _EMPTY_RE = re.compile(r"^There is no compaction history\s*$")
 # id keyspace_name columnfamily_name compacted_at bytes_in bytes_out rows_merged
-_HEADER_RE = re.compile(r"^id\s+keyspace_name\s+columnfamily_name\s+compacted_at\s+bytes_in\s+bytes_out\s+rows_merged\b")
+_HEADER_RE = re.compile(r"^id\s+keyspace_name\s+columnfamily_name\s+compacted_at\s+bytes_in\s+bytes_out\s+"
+                        r"rows_merged\b")
 # a token of a row: a {..} map (may hold spaces) or a run of non-blanks
 _TOKEN_RE = re.compile(r"\{[^}]*\}|\S+")
 # {1:12, 4:4}
@@ -67,7 +69,7 @@ _HEADER_TO_COLUMN = {"keyspace_name": "keyspace", "columnfamily_name": "table"}
 
 def sniff(text: str) -> bool:
     head = head_lines(text, 3)
-    return bool(head) and (_TITLE_RE.match(head[0].strip()) is not None or _HEADER_RE.match(head[0].strip()) is not None)
+    return bool(head) and any(r.match(head[0].strip()) is not None for r in (_TITLE_RE, _HEADER_RE))
 
 
 def _partitions(rows_merged: str) -> int | None:
@@ -127,8 +129,7 @@ def parse(text: str, source: str = "<text>", node_tz: str = "UTC") -> ParseResul
                             row[col], local = _timestamp(tok, tz)
                             local_times |= local
                         elif col in ("bytes_in", "bytes_out"):
-                            value = size_bytes(tok)
-                            row[col] = int(value) if value == value else None
+                            row[col] = size_bytes(tok)
                         elif col == "rows_merged":
                             row[col] = tok
                             row["partitions_merged"] = _partitions(tok)
@@ -158,6 +159,7 @@ def parse(text: str, source: str = "<text>", node_tz: str = "UTC") -> ParseResul
     if local_times and node_tz == "UTC":
         result.warn(None, None, "compacted_at in UTC; nodetool prints it in the node's local zone without saying "
                                 "which, so it was read as UTC (pass node_tz if the node runs in another zone)")
+    warn_unterminated(text, result, exempt=_EMPTY_RE)   # printed with printf, no line ending
     result.tables["history"] = frame(rows, HISTORY_COLUMNS)
     return result
 

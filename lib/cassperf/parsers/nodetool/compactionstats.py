@@ -49,7 +49,7 @@ import re
 
 from cassperf.parsers.base import Format, ParseResult
 from cassperf.parsers.nodetool._common import (
-    frame, head_lines, integer, lines_of, meaningful, no_structure, number, size_bytes, start,
+    frame, head_lines, integer, lines_of, meaningful, no_structure, number, size_bytes, start, warn_unterminated,
 )
 
 NAME = "nodetool-compactionstats"
@@ -95,7 +95,8 @@ _STAT_RE = re.compile(
     r"sstables dropped from compaction|15 minute rate|mean rate|compaction throughput \((?:MiB/s|MBps|MB/s)\))"
     r"\s+(?P<value>.+?)\s*$")
 # id   compaction type   keyspace   table   completed   total   unit   progress
-_ACTIVE_HEADER_RE = re.compile(r"^(?P<id>id\s+)?compaction type\s+keyspace\s+table\s+completed\s+total\s+unit\s+progress\s*$")
+_ACTIVE_HEADER_RE = re.compile(
+    r"^(?P<id>id\s+)?compaction type\s+keyspace\s+table\s+completed\s+total\s+unit\s+progress\s*$")
 # ... 1234  56789  bytes  2.17%     |   ... 1.21 KiB  55.46 KiB  bytes  2.17%   |  ... 0  0  bytes  n/a
 _NUM = r"-?[0-9][0-9.,]*(?:\s?(?:[KMGTPE]i?B|bytes|B))?"
 _ACTIVE_TAIL_RE = re.compile(
@@ -199,7 +200,8 @@ def parse(text: str, source: str = "<text>") -> ParseResult:
                 active.append(row)
                 continue
             if header_line is None and (m := _PENDING_TABLE_OLD_RE.match(t) or _PENDING_TABLE_NEW_RE.match(t)):
-                pending.append({"keyspace": m.group("ks"), "table": m.group("table"), "pending_tasks": int(m.group("n"))})
+                pending.append({"keyspace": m.group("ks"), "table": m.group("table"),
+                                "pending_tasks": int(m.group("n"))})
                 continue
         except ValueError:
             result.skipped_lines += 1
@@ -214,6 +216,7 @@ def parse(text: str, source: str = "<text>") -> ParseResult:
         result.complete = False
         result.warn(header_line, None, "the 'active compaction remaining time' line after the active compactions "
                                        "(the input ends before it: truncated)")
+    warn_unterminated(text, result)
     result.tables["summary"] = frame([summary], SUMMARY_COLUMNS)
     result.tables["active"] = frame(active, ACTIVE_COLUMNS)
     result.tables["pending_by_table"] = frame(pending, PENDING_COLUMNS)

@@ -24,7 +24,7 @@ import re
 
 from cassperf.parsers.base import Format, ParseResult
 from cassperf.parsers.nodetool._common import (
-    frame, head_lines, lines_of, meaningful, no_structure, number, snake, start,
+    frame, head_lines, lines_of, meaningful, no_structure, number, snake, start, warn_unterminated,
 )
 
 NAME = "nodetool-gcstats"
@@ -55,7 +55,8 @@ _HEADER_RE = re.compile(r"^Interval \(ms\)\s*Max GC Elapsed \(ms\)")
 _NAME_RE = re.compile("|".join(re.escape(k) for k in sorted(_KNOWN, key=len, reverse=True))
                       + r"|[A-Z][A-Za-z]*(?: [A-Za-z]+)*(?: \([^)]*\))?")
 # 334                   0                   0                 NaN                   0                   0       -1
-_ROW_RE = re.compile(r"^(?:-?[0-9][0-9.,]*|NaN|-NaN|Infinity|-Infinity)(?:\s+(?:-?[0-9][0-9.,]*|NaN|-NaN|Infinity|-Infinity))*$")
+_VALUE = r"(?:-?[0-9][0-9.,]*|-?NaN|-?Infinity)"
+_ROW_RE = re.compile(rf"^{_VALUE}(?:\s+{_VALUE})*$")
 
 
 def sniff(text: str) -> bool:
@@ -104,6 +105,7 @@ def parse(text: str, source: str = "<text>") -> ParseResult:
     if pending_header:
         result.complete = False
         result.warn(header_no, None, "a row of values after the last gcstats header (the input ends: truncated)")
+    warn_unterminated(text, result)
     result.tables["gcstats"] = frame(rows, GC_COLUMNS)
     return result
 

@@ -38,7 +38,7 @@ import re
 
 from cassperf.parsers.base import Format, ParseResult
 from cassperf.parsers.nodetool._common import (
-    frame, head_lines, lines_of, meaningful, no_structure, number, snake, start,
+    frame, head_lines, lines_of, meaningful, no_structure, number, snake, start, warn_unterminated,
 )
 
 PROXY_NAME = "nodetool-proxyhistograms"
@@ -120,7 +120,8 @@ def _columns(header: str) -> list[str]:
 def _column_names(names: list[str], units: list[str] | None) -> list[str]:
     """Frame column names from header names, with the unit of the units line by position."""
     out = []
-    unit_iter = iter(units) if units and len(units) == len([n for n in names if "Latency" in n or "Size" in n]) else None
+    with_unit = [n for n in names if "Latency" in n or "Size" in n]
+    unit_iter = iter(units) if units and len(units) == len(with_unit) else None
     for name in names:
         col = snake(name)
         if "Latency" in name or "Size" in name:
@@ -201,6 +202,7 @@ def _parse(text: str, source: str, fmt: str) -> ParseResult:
     if not seen_header:
         raise no_structure(source, text, f"nodetool {'tablehistograms' if is_table else 'proxyhistograms'} output: "
                                          "a 'Percentile  Read Latency  Write Latency ...' header and rows")
+    warn_unterminated(text, result)
     result.tables["percentiles"] = frame(rows, TABLE_COLUMNS if is_table else PROXY_COLUMNS)
     return result
 

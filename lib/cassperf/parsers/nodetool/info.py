@@ -36,6 +36,7 @@ import re
 from cassperf.parsers.base import Format, ParseResult
 from cassperf.parsers.nodetool._common import (
     frame, head_lines, integer, lines_of, meaningful, missing, no_structure, number, size_bytes, snake, start,
+    warn_unterminated,
 )
 
 NAME = "nodetool-info"
@@ -85,7 +86,8 @@ _CACHE_KEY_RE = re.compile(r"^(?P<name>\w+) Cache$")
 # entries 11 | size 840 bytes | capacity 98 MB | overflow size: 0 bytes
 _CACHE_NAMED_RE = re.compile(r"^(?P<field>entries|size|capacity|overflow size):?\s+(?P<value>.+)$")
 # 18354 hits | 138 misses | 18375 requests | 0.999 recent hit rate | 14400 save period in seconds
-_CACHE_SUFFIX_RE = re.compile(r"^(?P<value>\S+)\s+(?P<field>hits|misses|requests|recent hit rate|save period in seconds)$")
+_CACHE_SUFFIX_RE = re.compile(
+    r"^(?P<value>\S+)\s+(?P<field>hits|misses|requests|recent hit rate|save period in seconds)$")
 # NaN microseconds miss latency
 _CACHE_MISS_LATENCY_RE = re.compile(r"^(?P<value>\S+)\s+(?P<unit>\w+)\s+miss latency$")
 
@@ -213,6 +215,7 @@ def parse(text: str, source: str = "<text>") -> ParseResult:
         result.warn(None, None, "a 'Token :' line, which nodetool info prints last (the input is truncated)")
     for name in ("heap_used_mb", "heap_total_mb"):
         info.setdefault(name, math.nan)
+    warn_unterminated(text, result)
     result.tables["info"] = frame([info], INFO_COLUMNS)
     result.tables["info_raw"] = frame(raw, {"key": "string", "value": "string"})
     result.tables["caches"] = frame(caches, CACHE_COLUMNS)

@@ -22,19 +22,19 @@ Frame "nodes" (one row per node, in printed order):
   only); owns_pct (float, NaN for "?"); owns_effective (bool: the header said "(effective)").
 
 Rules: the datacenter banner, its "====" rule, the legend and "Note:" lines are known and
-not counted. A node line before any header, or one whose fields do not fit the header, is
-skipped, counted and warned about; when it is the last line the input is taken as truncated
+not counted. Any other line, a node line before any header, or one whose fields do not fit the
+header, is skipped, counted and warned about; when it is the last line the input is taken as truncated
 (complete=False). No node line at all is a ParseError.
 """
 
 from __future__ import annotations
 
-import math
 import re
 
 from cassperf.parsers.base import Format, ParseResult
 from cassperf.parsers.nodetool._common import (
-    SIZE_UNIT_RE, frame, head_lines, lines_of, meaningful, missing, no_structure, size_bytes, start,
+    SIZE_UNIT_RE, frame, head_lines, lines_of, meaningful, missing, no_structure, number, size_bytes, start,
+    warn_unterminated,
 )
 
 NAME = "nodetool-status"
@@ -105,7 +105,7 @@ def _node_row(tokens: list[str], columns: list[str]) -> dict[str, object] | None
             row["token"] = tok
             row["tokens"] = 1
         elif col.startswith("Owns"):
-            row["owns_pct"] = math.nan if missing(tok) else float(tok.rstrip("%"))
+            row["owns_pct"] = number(tok.rstrip("%"))
             row["owns_effective"] = col != "Owns"
         elif col == "Host ID":
             row["host_id"] = None if tok == "null" else tok
@@ -153,10 +153,14 @@ def parse(text: str, source: str = "<text>") -> ParseResult:
             continue
         if m:
             result.warn(ln.no, ln.text, "the '--  Address  Load ...' header before node lines")
+        else:
+            result.warn(ln.no, ln.text, "a status line: 'Datacenter: <name>', the legend, the '--  Address  Load ...' "
+                                        "header or a node line such as 'UN  10.0.0.1  1.2 MiB  16  33.3%  ...'")
         result.skipped_lines += 1
     if not rows:
         raise no_structure(source, text, "nodetool status output: a '--  Address  Load ...' header and node lines "
                                          "such as 'UN  10.0.0.1  1.2 MiB  16  33.3%  <host id>  rack1'")
+    warn_unterminated(text, result)
     result.tables["nodes"] = frame(rows, NODE_COLUMNS)
     return result
 

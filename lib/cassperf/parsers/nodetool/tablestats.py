@@ -47,7 +47,7 @@ import re
 
 from cassperf.parsers.base import Format, ParseResult
 from cassperf.parsers.nodetool._common import (
-    frame, head_lines, lines_of, no_structure, number, size_bytes, snake, start,
+    frame, head_lines, lines_of, no_structure, number, size_bytes, snake, start, warn_unterminated,
 )
 
 NAME = "nodetool-tablestats"
@@ -275,6 +275,7 @@ def parse(text: str, source: str = "<text>") -> ParseResult:
         result.complete = False
         result.warn(open_table_line, None, "the table block to end with a '----------------' line "
                                            "(the input ends inside it: truncated)")
+    warn_unterminated(text, result)
     result.tables["tables"] = frame(tables, TABLE_COLUMNS)
     result.tables["keyspaces"] = frame(keyspaces, KEYSPACE_COLUMNS)
     result.tables["top_partitions"] = frame(tops, TOP_COLUMNS)

@@ -29,7 +29,7 @@ import re
 
 from cassperf.parsers.base import Format, ParseResult
 from cassperf.parsers.nodetool._common import (
-    frame, head_lines, integer, lines_of, meaningful, no_structure, number, snake, start,
+    frame, head_lines, integer, lines_of, meaningful, no_structure, number, snake, start, warn_unterminated,
 )
 
 NAME = "nodetool-tpstats"
@@ -183,6 +183,7 @@ def parse(text: str, source: str = "<text>") -> ParseResult:
     if not seen_pools_header:
         raise no_structure(source, text, "nodetool tpstats output: a 'Pool Name  Active  Pending  Completed ...' "
                                          "header and pool rows")
+    warn_unterminated(text, result)
     result.tables["pools"] = frame(pools, POOL_COLUMNS)
     result.tables["dropped"] = frame(dropped, DROPPED_COLUMNS)
     result.tables["meters"] = frame(meters, METER_COLUMNS)
