@@ -12,9 +12,6 @@ from pathlib import Path
 from typing import Any
 
 from cassperf import config
-from cassperf.report.execute import execute
-from cassperf.report.html import export_html
-from cassperf.report.index import write_index
 
 #: Report notebooks in the order they run, with the parameter sets they know.
 REPORT_NOTEBOOKS: list[str] = ["00-cluster-overview.ipynb"]
@@ -45,6 +42,10 @@ def git_commit(root: Path) -> str | None:
 
 def run_reports(notebooks: list[str] | None = None, parameter_set: str = "local",
                 reports_dir: Path | None = None, start_cluster: bool = True) -> list[NotebookResult]:
+    from cassperf.report.execute import execute  # papermill and nbconvert load in seconds: only when used
+    from cassperf.report.html import export_html
+    from cassperf.report.index import write_index
+
     reports = reports_dir or config.reports_dir()
     names = notebooks or REPORT_NOTEBOOKS
     params = PARAMETER_SETS.get(parameter_set)
