@@ -16,7 +16,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cassperf.config import fixtures_dir
-from cassperf.errors import ParseError
+from cassperf.errors import ConfigError, ParseError
 from cassperf.parsers import read_text
 from cassperf.parsers.base import ParseResult
 from cassperf.parsers.dstat import (COLUMN_COLUMNS, SAMPLE_COLUMNS, parse_dstat_console, parse_dstat_csv,
@@ -108,6 +108,11 @@ def test_0_7_2_values_units_and_the_year_from_the_date_row() -> None:
 def test_tz_turns_the_local_wall_clock_into_utc() -> None:
     s = csv_of(SGURJAR, tz="America/New_York").tables["samples"]
     assert s["time"].iloc[0] == pd.Timestamp("2019-01-31 19:44:21", tz="UTC")     # 14:44:21 EST
+
+
+def test_an_unknown_time_zone_is_a_config_error() -> None:
+    with pytest.raises(ConfigError, match="unknown time zone 'Mars/Olympus'"):
+        csv_of(SGURJAR, tz="Mars/Olympus")
 
 
 def test_scientific_notation_cells() -> None:
@@ -287,6 +292,13 @@ def test_unknown_group_keeps_raw_names_and_warns_once() -> None:
     assert len(result.warnings) == 1 and "'my plugin' is unknown" in result.warnings[0].expected
     columns = result.tables["columns"]
     assert columns[columns["group"] == "my plugin"]["metric"].tolist() == ["recv", "send"]
+
+
+def test_an_epoch_beyond_the_datetime_range_is_nat_and_a_warning() -> None:
+    result = parse_dstat_csv('"epoch","load avg"\n"epoch","1m"\n9999999999.999999999,0.5\n', "far.csv")
+    assert [w.line_no for w in result.warnings] == [3]
+    samples = result.tables["samples"]
+    assert samples["time"].isna().all() and samples["value"].tolist() == [0.5]
 
 
 # ---------------------------------------------------------------- detection

@@ -208,6 +208,18 @@ def test_stream_bytes_that_do_not_add_up_are_a_warning() -> None:
     assert [w.expected.split(":")[0] for w in result.warnings] == ["interval 4 of run 0"]
 
 
+@pytest.mark.parametrize("text", [
+    '{"end": {"sum_sent": 3, "streams": 7}, "intervals": [{"streams": 5, "sum": 3}]}',
+    '{"start": {"version": 3, "connected": "x", "test_start": {"protocol": ["TCP"]}, "timestamp": {"timesecs": 1e30}}}',
+    '{"intervals": [{"sum": {"bytes": 99999999999999999999999, "omitted": false}}], '
+    '"start": {"test_start": {"protocol": "TCP"}}, "end": {"sum_sent": {"bytes": -1e300}}}',
+])
+def test_members_of_the_wrong_type_or_size_become_missing_values(text: str) -> None:
+    result = parse_iperf3(text, "odd.json")
+    row = result.tables["summary"].iloc[0]
+    assert pd.isna(row.sent_bytes) and pd.isna(row.timestamp) and pd.isna(row.version)
+
+
 # ---------------------------------------------------------------- detection
 
 def test_sniff_claims_both_iperf3_fixtures_and_nothing_else() -> None:

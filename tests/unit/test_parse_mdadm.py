@@ -159,6 +159,19 @@ def test_two_arrays_in_one_output() -> None:
     assert result.warnings == []
 
 
+def test_numbers_beyond_int64_are_warnings_or_skipped_never_wrapped() -> None:
+    big = "9" * 23
+    text = (f"/dev/md0:\n     Raid Level : raid0\n   Raid Devices : {big}\n     Chunk Size : 999999999999G\n"
+            f"     Array Size : {big} (1.00 GiB 1.07 GB)\n"
+            "    Number   Major   Minor   RaidDevice State\n"
+            f"       {big}     8     16        0      active sync   /dev/sdb\n")
+    result = parse_mdadm_detail(text, "big.txt")
+    assert result.skipped_lines == 1                          # the device row
+    assert len(result.warnings) == 3                          # raid devices, chunk, array size
+    row = result.tables["arrays"].iloc[0]
+    assert pd.isna(row.raid_devices) and pd.isna(row.chunk_size_bytes) and pd.isna(row.array_size_bytes)
+
+
 # ---------------------------------------------------------------- detection
 
 def test_sniff_claims_the_mdadm_samples_and_no_shared_fixture() -> None:

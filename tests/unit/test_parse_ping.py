@@ -232,6 +232,25 @@ def test_two_pings_in_one_file_are_two_runs() -> None:
     assert result.warnings == []
 
 
+def test_numbers_beyond_int64_are_skipped_or_flagged_never_wrapped() -> None:
+    big = "9" * 23
+    result = parse_ping(f"PING a (10.0.0.1) 56(84) bytes of data.\n64 bytes from a: icmp_seq={big} ttl=1 time=1 ms\n"
+                        f"--- a ping statistics ---\n{big} packets transmitted, 1 received, 0% packet loss\n",
+                        "big.out")
+    assert result.skipped_lines == 1                          # the reply line does not match
+    assert result.complete is False                           # no readable transmitted count
+    assert any(f"not '{big} packets transmitted'" in w.expected for w in result.warnings)
+    assert result.tables["summary"].empty
+
+
+def test_an_overlong_ttl_is_not_cut_to_a_plausible_number() -> None:
+    result = parse_ping("PING a (10.0.0.1) 56(84) bytes of data.\n"
+                        "64 bytes from a: icmp_seq=1 ttl=12345678901 time=1 ms\n", "ttl.out")
+    assert result.tables["replies"].empty                      # not ttl=123456789
+    assert result.skipped_lines == 1
+    assert result.complete is False                            # header only: cut before any statistics
+
+
 # ---------------------------------------------------------------- detection
 
 def test_sniff_claims_every_ping_fixture_and_nothing_else() -> None:

@@ -47,7 +47,7 @@ from datetime import datetime
 
 import pandas as pd
 
-from cassperf.errors import ParseError
+from cassperf.errors import ConfigError, ParseError
 from cassperf.parsers.base import Format, ParseResult, check_text
 
 # "Dstat 0.7.2 CSV output"      "pcp-dstat 5.0.3 CSV Output"
@@ -152,10 +152,11 @@ def sniff_csv(head: str) -> bool:
 
 def _epoch_ns(cell: str) -> int | None:
     """'1475708693.291' -> 1475708693291000000 exactly (a float would give ...290999808)."""
-    m = re.fullmatch(r"\s*(\d+)(?:\.(\d*))?\s*", cell)
+    m = re.fullmatch(r"\s*(\d{1,10})(?:\.(\d*))?\s*", cell)     # up to 9999999999 s: fits int64 ns
     if not m:
         return None
-    return int(m.group(1)) * 1_000_000_000 + int(((m.group(2) or "") + "000000000")[:9])
+    ns = int(m.group(1)) * 1_000_000_000 + int(((m.group(2) or "") + "000000000")[:9])
+    return ns if ns < 2 ** 63 else None
 
 
 def _base_year(date_text: str | None) -> int | None:
@@ -167,6 +168,12 @@ def parse_dstat_csv(text: str, source: str = "<text>", tz: str | None = None) ->
     """Parse dstat/pcp-dstat CSV (see module doc). `tz` (e.g. "America/New_York") localises the
     -t wall-clock column to UTC; without it `time` is set only from --epoch."""
     check_text(text, source, "dstat CSV output")
+    if tz is not None:
+        try:
+            pd.Timestamp("2000-01-01").tz_localize(tz)
+        except Exception as exc:   # pandas raises zoneinfo/pytz/ValueError variants
+            raise ConfigError(f"unknown time zone {tz!r} for the dstat time column; use an IANA name such as "
+                              f"'America/New_York' or 'UTC' ({exc})") from None
     result = ParseResult(format="dstat-csv", source=source)
     lines = text.splitlines()
     runs: list[_Run] = []

@@ -45,7 +45,8 @@ from cassperf.parsers.base import Format, ParseResult, check_text
 # "version":	"iperf 3.9",
 _SNIFF_KEYS = re.compile(r'"(?:start|intervals)"\s*:')
 # "version":	"iperf 3.9",    or    "cookie":	"rd4bkmxlekfwbfzejbeya73pyxlilt4v6r7v",
-_SNIFF_IPERF = re.compile(r'"version"\s*:\s*"iperf 3|"(?:cookie|connecting_to|tcp_mss_default|sum_sent|bits_per_second)"\s*:')
+_SNIFF_IPERF = re.compile(r'"version"\s*:\s*"iperf 3|'
+                          r'"(?:cookie|connecting_to|tcp_mss_default|sum_sent|bits_per_second)"\s*:')
 
 INTERVAL_COLUMNS: dict[str, str] = {
     "run": "int64", "interval": "int64", "stream": "string", "start_s": "float64", "end_s": "float64",
@@ -201,8 +202,29 @@ def _num(d: dict[str, Any], key: str, scale: float = 1.0) -> float:
 
 
 def _int(d: dict[str, Any], key: str) -> int | None:
+    """An integer member; None when absent, not a number, or beyond int64 (never wrapped)."""
     v = d.get(key)
-    return int(v) if isinstance(v, (int, float)) and not isinstance(v, bool) else None
+    if not isinstance(v, (int, float)) or isinstance(v, bool) or not math.isfinite(v) or abs(v) >= 2 ** 63:
+        return None
+    return int(v)
+
+
+def _dict(v: object) -> dict[str, Any]:
+    return v if isinstance(v, dict) else {}
+
+
+def _list(v: object) -> list[Any]:
+    return v if isinstance(v, list) else []
+
+
+def _text(v: object) -> str | None:
+    return v if isinstance(v, str) else None
+
+
+def _utc_seconds(secs: int | None) -> pd.Timestamp:
+    if secs is None or not 0 <= secs < 2 ** 33:      # beyond year 2242: not a real timestamp
+        return pd.NaT
+    return pd.Timestamp(secs, unit="s", tz="UTC")
 
 
 def _bool(d: dict[str, Any], key: str) -> bool | None:
@@ -230,7 +252,7 @@ def _intervals(doc: dict[str, Any], run: int) -> list[dict[str, Any]]:
     for index, interval in enumerate(intervals):
         if not isinstance(interval, dict):
             continue
-        for s in interval.get("streams") or []:
+        for s in _list(interval.get("streams")):
             if isinstance(s, dict):
                 rows.append(_interval_row(s, run, index, str(s.get("socket", "?"))))
         for key in ("sum", "sum_bidir_reverse"):
@@ -244,7 +266,7 @@ def _end_streams(doc: dict[str, Any], run: int) -> list[dict[str, Any]]:
     end = doc.get("end")
     if not isinstance(end, dict):
         return rows
-    for s in end.get("streams") or []:
+    for s in _list(end.get("streams")):
         if not isinstance(s, dict):
             continue
         for role in ("sender", "receiver", "udp"):
@@ -261,19 +283,18 @@ def _end_streams(doc: dict[str, Any], run: int) -> list[dict[str, Any]]:
 
 
 def _summary(doc: dict[str, Any], run: int, complete: bool) -> dict[str, Any]:
-    start = doc.get("start") if isinstance(doc.get("start"), dict) else {}
-    end = doc.get("end") if isinstance(doc.get("end"), dict) else {}
-    test = start.get("test_start") if isinstance(start.get("test_start"), dict) else {}
-    sent = end.get("sum_sent") or end.get("sum") or {}
-    received = end.get("sum_received") or end.get("sum") or {}
-    udp = end.get("sum") if isinstance(end.get("sum"), dict) else {}
-    cpu = end.get("cpu_utilization_percent") if isinstance(end.get("cpu_utilization_percent"), dict) else {}
-    connected = start.get("connected") if isinstance(start.get("connected"), list) else []
-    first = connected[0] if connected and isinstance(connected[0], dict) else {}
-    stamp = start.get("timestamp") if isinstance(start.get("timestamp"), dict) else {}
-    secs = _int(stamp, "timesecs")
+    start = _dict(doc.get("start"))
+    end = _dict(doc.get("end"))
+    test = _dict(start.get("test_start"))
+    udp = _dict(end.get("sum"))
+    sent = _dict(end.get("sum_sent")) or udp
+    received = _dict(end.get("sum_received")) or udp
+    cpu = _dict(end.get("cpu_utilization_percent"))
+    connected = _list(start.get("connected"))
+    first = _dict(connected[0]) if connected else {}
+    secs = _int(_dict(start.get("timestamp")), "timesecs")
     return {
-        "run": run, "protocol": test.get("protocol"), "streams": _int(test, "num_streams"),
+        "run": run, "protocol": _text(test.get("protocol")), "streams": _int(test, "num_streams"),
         "duration_s": _num(test, "duration"), "omit_s": _num(test, "omit"), "blksize_bytes": _int(test, "blksize"),
         "target_bytes": _int(test, "bytes") or None, "reverse": _bool(test, "reverse"),
         "sent_bytes": _int(sent, "bytes"), "sent_bits_per_second": _num(sent, "bits_per_second"),
@@ -285,11 +306,11 @@ def _summary(doc: dict[str, Any], run: int, complete: bool) -> dict[str, Any]:
         "cpu_host_total_pct": _num(cpu, "host_total"), "cpu_host_user_pct": _num(cpu, "host_user"),
         "cpu_host_system_pct": _num(cpu, "host_system"), "cpu_remote_total_pct": _num(cpu, "remote_total"),
         "cpu_remote_user_pct": _num(cpu, "remote_user"), "cpu_remote_system_pct": _num(cpu, "remote_system"),
-        "sender_tcp_congestion": end.get("sender_tcp_congestion"),
-        "receiver_tcp_congestion": end.get("receiver_tcp_congestion"),
-        "version": start.get("version"), "system_info": start.get("system_info"),
-        "timestamp": pd.Timestamp(secs, unit="s", tz="UTC") if secs is not None else pd.NaT,
-        "local_host": first.get("local_host"), "remote_host": first.get("remote_host"),
+        "sender_tcp_congestion": _text(end.get("sender_tcp_congestion")),
+        "receiver_tcp_congestion": _text(end.get("receiver_tcp_congestion")),
+        "version": _text(start.get("version")), "system_info": _text(start.get("system_info")),
+        "timestamp": _utc_seconds(secs),
+        "local_host": _text(first.get("local_host")), "remote_host": _text(first.get("remote_host")),
         "remote_port": _int(first, "remote_port"),
         "error": doc.get("error") if isinstance(doc.get("error"), str) else None,
         "complete": complete and bool(end) and "error" not in doc,
@@ -297,14 +318,14 @@ def _summary(doc: dict[str, Any], run: int, complete: bool) -> dict[str, Any]:
 
 
 def _cross_check(doc: dict[str, Any], run: int, result: ParseResult) -> None:
-    intervals = doc.get("intervals") if isinstance(doc.get("intervals"), list) else []
+    intervals = _list(doc.get("intervals"))
     total = 0
     sender: bool | None = None
     for index, interval in enumerate(intervals):
         if not isinstance(interval, dict) or not isinstance(interval.get("sum"), dict):
             continue
         s = interval["sum"]
-        streams = [x for x in interval.get("streams") or [] if isinstance(x, dict)]
+        streams = [x for x in _list(interval.get("streams")) if isinstance(x, dict)]
         stream_bytes = [_int(x, "bytes") for x in streams]
         if streams and None not in stream_bytes and _int(s, "bytes") is not None \
                 and sum(b for b in stream_bytes if b is not None) != _int(s, "bytes"):
@@ -313,9 +334,8 @@ def _cross_check(doc: dict[str, Any], run: int, result: ParseResult) -> None:
         if not s.get("omitted") and _int(s, "bytes") is not None:
             total += _int(s, "bytes") or 0
             sender = bool(s.get("sender")) if sender is None else sender
-    end = doc.get("end") if isinstance(doc.get("end"), dict) else {}
-    start = doc.get("start") if isinstance(doc.get("start"), dict) else {}
-    test = start.get("test_start") if isinstance(start.get("test_start"), dict) else {}
+    end = _dict(doc.get("end"))
+    test = _dict(_dict(doc.get("start")).get("test_start"))
     if test.get("protocol") != "TCP" or not intervals or sender is None:
         return
     block = end.get("sum_sent" if sender else "sum_received")

@@ -40,12 +40,13 @@ _KEY_VALUE = re.compile(r"^\s*(?P<key>[A-Za-z][A-Za-z ]*?)\s+:\s?(?P<value>.*?)\
 _TABLE_HEADER = re.compile(r"^\s*Number\s+Major\s+Minor\s+RaidDevice(?:\s+State)?\s*$")
 #        2     254        2        1      active sync writemostly failfast   /dev/vda2
 #        -       0        0        1      removed
-_DEVICE = re.compile(r"^\s*(?P<number>\d+|-)\s+(?P<major>\d+)\s+(?P<minor>\d+)\s+(?P<raid>\d+|-)"
+_DEVICE = re.compile(r"^\s*(?P<number>\d{1,18}|-)\s+(?P<major>\d{1,18})\s+(?P<minor>\d{1,18})\s+(?P<raid>\d{1,18}|-)"
                      r"(?:\s+(?P<rest>.*?))?\s*$")
 # 937440256 (894.01 GiB 959.94 GB)
-_SIZE = re.compile(r"^(?P<kib>\d+)(?:\s+\((?P<bin>[\d.]+) (?P<binu>[KMGTPE]iB) (?P<dec>[\d.]+) (?P<decu>[KMGTPE]B)\))?")
+_SIZE = re.compile(r"^(?P<kib>\d{1,15})(?!\d)"
+                   r"(?:\s+\((?P<bin>[\d.]+) (?P<binu>[KMGTPE]iB) (?P<dec>[\d.]+) (?P<decu>[KMGTPE]B)\))?")
 # 512K
-_CHUNK = re.compile(r"^(?P<n>\d+)\s*(?P<u>[KMG]?)$")
+_CHUNK = re.compile(r"^(?P<n>\d{1,12})\s*(?P<u>[KMG]?)$")
 
 _SNIFF_LEVEL = re.compile(r"^\s*Raid Level : \S+", re.M)
 _SNIFF_DETAIL = re.compile(r"^\s*(?:Array Size|Raid Devices|Total Devices) : |^\s*Number\s+Major\s+Minor\s+RaidDevice",
@@ -109,7 +110,8 @@ def size_to_bytes(text: str) -> int | None:
     m = _CHUNK.match(text.strip())
     if not m:
         return None
-    return int(m.group("n")) * 1024 ** _POWERS.get(m.group("u"), 0)
+    size = int(m.group("n")) * 1024 ** _POWERS.get(m.group("u"), 0)
+    return size if size < 2 ** 63 else None
 
 
 def _size(value: str, key: str, line_no: int, line: str, result: ParseResult) -> int | None:
@@ -193,7 +195,7 @@ def _key_value(array: _Array, key: str, value: str, line_no: int, line: str, res
     if key in _TEXT_KEYS:
         array.values[_TEXT_KEYS[key]] = value
     elif key in _INT_KEYS:
-        if value.isdigit():
+        if value.isdigit() and len(value) <= 18:
             array.values[_INT_KEYS[key]] = int(value)
         else:
             result.warn(line_no, line, f"a whole number for {key!r}; got {value!r}")

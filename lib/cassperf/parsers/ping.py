@@ -16,7 +16,8 @@ tables["summary"]  one row per run that printed its statistics, exactly as print
 tables["errors"]   one row per ICMP error or unanswered probe line:
     run, seq, from_host, kind ("icmp_error" | "no_answer"), message, time (UTC or NaT)
 
-Line rule: blank lines and "^C" are ignored; lines that match none of the shapes above (the
+Integers longer than int64 can hold do not match (so such a line is skipped, or a counts part
+is a warning). Line rule: blank lines and "^C" are ignored; lines that match none of the shapes above (the
 continuation lines of BSD error dumps, shell prompts, garbage) are skipped and counted in
 skipped_lines.
 
@@ -49,31 +50,32 @@ _HEADER = re.compile(r"^PING (?P<dest>\S+?) ?\((?P<ip>[^)]*)\)")
 # [1524930937.003555] 64 bytes from 74.125.24.100: icmp_seq=1 ttl=39 time=148 ms
 # 64 bytes from 192.168.2.106: seq=0 ttl=64 time=1.003 ms (DUP!)
 _REPLY = re.compile(
-    r"^(?:\[(?P<ts>\d+(?:\.\d+)?)\] )?(?P<bytes>\d+) bytes from (?P<from>[^:]+?(?: \([^)]*\))?):"
-    r" (?:icmp_seq|icmp_req|seq)=(?P<seq>\d+)(?: ident=\d+)? ttl=(?P<ttl>\d+)"
+    r"^(?:\[(?P<ts>\d{1,10}(?:\.\d+)?)\] )?(?P<bytes>\d{1,9}) bytes from (?P<from>[^:]+?(?: \([^)]*\))?):"
+    r" (?:icmp_seq|icmp_req|seq)=(?P<seq>\d{1,18})(?: ident=\d+)? ttl=(?P<ttl>\d{1,9})(?!\d)"
     r"(?: time[=<](?P<rtt>\d+(?:\.\d+)?) ?ms)?(?P<rest>.*)$")
 
 # From 192.168.207.128 icmp_seq=1 Destination Host Unreachable
 _ICMP_ERROR = re.compile(
-    r"^(?:\[(?P<ts>\d+(?:\.\d+)?)\] )?From (?P<from>\S+)(?: \([^)]*\))?:? icmp_seq=(?P<seq>\d+) (?P<msg>.+)$")
+    r"^(?:\[(?P<ts>\d{1,10}(?:\.\d+)?)\] )?From (?P<from>\S+)(?: \([^)]*\))?:? icmp_seq=(?P<seq>\d{1,18}) (?P<msg>.+)$")
 
 # [1596881133.081556] no answer yet for icmp_seq=1
 # Request timeout for icmp_seq 5
 _NO_ANSWER = re.compile(
-    r"^(?:\[(?P<ts>\d+(?:\.\d+)?)\] )?(?:no answer yet for icmp_seq=|Request timeout for icmp_seq )(?P<seq>\d+)$")
+    r"^(?:\[(?P<ts>\d{1,10}(?:\.\d+)?)\] )?(?:no answer yet for icmp_seq=|Request timeout for icmp_seq )"
+    r"(?P<seq>\d{1,18})$")
 
 # --- google.com ping statistics ---
 _STATS_HEADER = re.compile(r"^--- (?P<dest>\S+) ping statistics ---$")
 
 # 1688 packets transmitted, 1553 received, +1 duplicates, 7% packet loss, time 2987ms
 # 10 packets transmitted, 9 packets received, 2 duplicates, 10% packet loss
-_COUNTS_LINE = re.compile(r"^\d+ packets transmitted, ")
+_COUNTS_LINE = re.compile(r"^\d+ packets transmitted(?:, |$)")
 _PART_PATTERNS: dict[str, re.Pattern[str]] = {
-    "transmitted": re.compile(r"^(\d+) packets transmitted$"),
-    "received": re.compile(r"^(\d+) (?:packets )?received$"),
-    "duplicates": re.compile(r"^\+?(\d+) duplicates$"),
-    "corrupted": re.compile(r"^\+?(\d+) corrupted$"),
-    "errors": re.compile(r"^\+?(\d+) errors$"),
+    "transmitted": re.compile(r"^(\d{1,18}) packets transmitted$"),
+    "received": re.compile(r"^(\d{1,18}) (?:packets )?received$"),
+    "duplicates": re.compile(r"^\+?(\d{1,18}) duplicates$"),
+    "corrupted": re.compile(r"^\+?(\d{1,18}) corrupted$"),
+    "errors": re.compile(r"^\+?(\d{1,18}) errors$"),
     "loss_pct": re.compile(r"^(\d+(?:\.\d+)?)% packet loss$"),
     "total_time_ms": re.compile(r"^time (\d+(?:\.\d+)?) ?ms$"),
 }
@@ -84,7 +86,7 @@ _PART_PATTERNS: dict[str, re.Pattern[str]] = {
 _RTT_LINE = re.compile(
     r"^(?:rtt|round-trip) min/avg/max(?:/(?P<spread>mdev|stddev))? = "
     r"(?P<min>[\d.]+)/(?P<avg>[\d.]+)/(?P<max>[\d.]+)(?:/(?P<dev>[\d.]+))? ms"
-    r"(?:, pipe (?P<pipe>\d+))?(?:, ipg/ewma (?P<ipg>[\d.]+)/(?P<ewma>[\d.]+) ms)?$")
+    r"(?:, pipe (?P<pipe>\d{1,18}))?(?:, ipg/ewma (?P<ipg>[\d.]+)/(?P<ewma>[\d.]+) ms)?$")
 
 _SNIFF_HEADER = re.compile(r"^PING \S+ ?\([^)]*\).*(?:bytes of data|data bytes)", re.M)
 _SNIFF_STATS = re.compile(r"^--- \S+ ping statistics ---\s*$", re.M)
@@ -229,7 +231,7 @@ def parse_ping(text: str, source: str = "<text>") -> ParseResult:
             continue
         result.skipped_lines += 1
 
-    if not runs or all(not r.replies and not r.errors and r.stats is None for r in runs):
+    if not runs:                               # no header, reply, error or statistics line at all
         first = next((i for i, ln in enumerate(lines) if ln.strip()), 0)
         raise ParseError(source, first + 1, lines[first] if lines else None,
                          "ping output: a 'PING host (ip)' line, reply lines or a '--- host ping statistics ---' block")
