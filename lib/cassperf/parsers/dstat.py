@@ -31,7 +31,8 @@ per second; memory usage, swap bytes; everything that counts (procs run/blk, soc
 filesystem, ipc, locks) a count. A group not in that list keeps its raw column name as metric
 and gets a warning (the unit is unknown).
 
-Line rule (CSV): blank lines are ignored; metadata rows are read; a data row whose field count
+Line rule (CSV): blank lines are ignored; metadata rows are read; a line starting with '"' is a
+header row (dstat quotes header cells and never data cells); a data row whose field count
 differs from the header is skipped with a warning (complete=False if it is the last line: a
 truncated file); a cell that is not a number becomes NaN with a warning; rows before any header
 are skipped and counted.

@@ -10,8 +10,8 @@ tables["summary"]    one row per run: the end block exactly as iperf3 printed it
     retransmits, streams, protocol, duration_s, omit_s, blksize_bytes, target_bytes (-n; missing
     when the test was time-limited), reverse, cpu_*_pct
     (end.cpu_utilization_percent), congestion control, version, timestamp (UTC), hosts, complete.
-    UDP runs of iperf3 < 3.? have only end.sum: it fills both sent and received, with jitter_ms,
-    lost_packets, lost_percent.
+    When the end block has no sum_sent/sum_received (UDP runs of older iperf3), end.sum fills
+    both; jitter_ms, lost_packets, lost_percent come from end.sum.
 tables["streams"]    end.streams[]: run, stream, role (sender|receiver), bytes, bits_per_second,
     seconds, retransmits, max_snd_cwnd_bytes, max_rtt_ms, min_rtt_ms, mean_rtt_ms
 
