@@ -2,6 +2,8 @@
 
 Environment overrides:
   CASSPERF_HOME   project root (default: the checkout this package sits in, else the cwd)
+  CASSPERF_DATA   runs and local clusters (default: <root>/data)
+  CASSPERF_REPORTS  executed notebooks and HTML (default: <root>/reports)
   CASSPERF_CACHE  cache for downloaded jars (default: ~/.cache/cassperf)
 """
 
@@ -23,7 +25,8 @@ def project_root() -> Path:
 
 
 def data_dir() -> Path:
-    return project_root() / "data"
+    env = os.environ.get("CASSPERF_DATA")
+    return Path(env).resolve() if env else project_root() / "data"
 
 
 def runs_dir() -> Path:
@@ -36,7 +39,8 @@ def clusters_dir() -> Path:
 
 
 def reports_dir() -> Path:
-    return project_root() / "reports"
+    env = os.environ.get("CASSPERF_REPORTS")
+    return Path(env).resolve() if env else project_root() / "reports"
 
 
 def notebooks_dir() -> Path:

@@ -41,7 +41,11 @@ def git_commit(root: Path) -> str | None:
 
 
 def run_reports(notebooks: list[str] | None = None, parameter_set: str = "local",
-                reports_dir: Path | None = None, start_cluster: bool = True) -> list[NotebookResult]:
+                reports_dir: Path | None = None, start_cluster: bool = True, cluster_name: str = "cassperf",
+                first_address: str = "127.0.0.1") -> list[NotebookResult]:
+    """Run the report notebooks (all of REPORT_NOTEBOOKS by default), export each to HTML and
+    write reports/index.html. Every notebook gets the parameters `cluster_name` and
+    `first_address` of the embedded cluster, plus its entries of the parameter set."""
     from cassperf.report.execute import execute  # papermill and nbconvert load in seconds: only when used
     from cassperf.report.html import export_html
     from cassperf.report.index import write_index
@@ -56,7 +60,7 @@ def run_reports(notebooks: list[str] | None = None, parameter_set: str = "local"
     started_here = False
     if start_cluster:
         from cassperf.cluster.local import LocalCluster
-        cluster = LocalCluster("cassperf", "dc1:1")
+        cluster = LocalCluster(cluster_name, "dc1:1", first_address=first_address)
         started_here = not all(s.up for s in cluster.status())
         cluster.start()
     results = []
@@ -64,7 +68,8 @@ def run_reports(notebooks: list[str] | None = None, parameter_set: str = "local"
         for name in names:
             src = config.notebooks_dir() / name
             executed = reports / "executed" / name
-            ex = execute(src, executed, params.get(name, {}))
+            ex = execute(src, executed, {"cluster_name": cluster_name, "first_address": first_address,
+                                         **params.get(name, {})})
             html_path = reports / (Path(name).stem + ".html")
             title = export_html(executed, html_path) if executed.exists() else name
             results.append((NotebookResult(name, ex.ok, ex.duration_s, html_path, ex.error), title))
