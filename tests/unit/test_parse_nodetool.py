@@ -444,7 +444,7 @@ def test_gcstats_three_snapshots_match_sidecar() -> None:
     gc = result.tables["gcstats"]
     assert list(gc["snapshot"]) == [0, 1, 2]
     assert list(gc["interval_ms"]) == [334.0, 2057.0, 1307.0]
-    for col in ("max_gc_elapsed_ms", "total_gc_elapsed_ms", "gc_reclaimed_mb", "collections"):
+    for col in ("max_gc_elapsed_ms", "total_gc_elapsed_ms", "gc_reclaimed_bytes", "gc_reclaimed_mb", "collections"):
         assert list(gc[col]) == [0.0, 0.0, 0.0]
     assert gc["stdev_gc_elapsed_ms"].isna().all()
     assert list(gc["direct_memory_bytes"]) == [-1.0, -1.0, -1.0]

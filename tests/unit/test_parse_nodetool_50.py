@@ -390,16 +390,41 @@ def test_tablehistograms_reordered_columns_and_overflow_note() -> None:
 # ------------------------------------------------------------ project-made 5.0 captures
 
 CAPTURED_50 = project_root() / "tests" / "fixtures" / "nodetool-5.0"
-_captured = sorted(p for p in CAPTURED_50.glob("*") if p.is_file() and not p.name.endswith((".source.txt", ".md"))) \
-    if CAPTURED_50.is_dir() else []
+#: command in a capture's file name (nodetool_<command>_...) -> the format it must be read as
+COMMAND_FORMATS = {
+    "status": "nodetool-status", "info": "nodetool-info", "tablestats": "nodetool-tablestats",
+    "cfstats": "nodetool-tablestats", "compactionstats": "nodetool-compactionstats",
+    "compactionhistory": "nodetool-compactionhistory", "tpstats": "nodetool-tpstats", "gcstats": "nodetool-gcstats",
+    "proxyhistograms": "nodetool-proxyhistograms", "tablehistograms": "nodetool-tablehistograms",
+    "cfhistograms": "nodetool-tablehistograms",
+}
+_captured = sorted(p for p in CAPTURED_50.glob("nodetool_*") if not p.name.endswith(".source.txt")
+                   and p.name.split("_")[1] in COMMAND_FORMATS) if CAPTURED_50.is_dir() else []
 
 
 @pytest.mark.skipif(not _captured, reason=f"no captured Apache 5.0 nodetool output in {CAPTURED_50} yet")
 @pytest.mark.parametrize("path", _captured, ids=[p.name for p in _captured])
-def test_captured_50_output_is_one_nodetool_format_and_parses_cleanly(path) -> None:  # type: ignore[no-untyped-def]
+def test_captured_50_output_is_its_own_format_and_parses_cleanly(path) -> None:  # type: ignore[no-untyped-def]
     text = path.read_text()
-    claimed = [f.name for f in FORMATS if f.sniff(text[:65536])]
-    assert len(claimed) == 1, f"{path.name} sniffed as {claimed}"
+    expected = COMMAND_FORMATS[path.name.split("_")[1]]
+    assert [f.name for f in FORMATS if f.sniff(text[:65536])] == [expected]
     result = parse(path)
-    assert result.skipped_lines == 0, [str(w) for w in result.warnings]
-    assert all(not df.columns.duplicated().any() for df in result.tables.values())
+    assert result.format == expected
+    assert result.complete and result.skipped_lines == 0
+    # the only warning allowed: compactionhistory's local time read as UTC
+    assert all("local zone" in w.expected for w in result.warnings), [str(w) for w in result.warnings]
+    for frame in result.tables.values():
+        assert not frame.columns.duplicated().any()
+
+
+def test_gcstats_reclaimed_is_bytes_whatever_the_header_says() -> None:
+    # Apache 5.0.6, one call after 70 s of uptime on a 512 MiB heap (tests/fixtures/capture.py)
+    text = ("       Interval (ms) Max GC Elapsed (ms)Total GC Elapsed (ms)Stdev GC Elapsed (ms)   GC Reclaimed (MB)"
+            "         Collections      Direct Memory Bytes\n"
+            "               60673                 143                 314                  55          1316216048"
+            "                   5                       -1\n")
+    gc = parse_text(text).tables["gcstats"].iloc[0]
+    assert gc["gc_reclaimed_bytes"] == 1316216048
+    assert gc["gc_reclaimed_mb"] == 1316216048 / 2**20          # 1255.2 MiB, not 1.3 PB
+    assert (gc["interval_ms"], gc["max_gc_elapsed_ms"], gc["total_gc_elapsed_ms"]) == (60673, 143, 314)
+    assert (gc["stdev_gc_elapsed_ms"], gc["collections"], gc["direct_memory_bytes"]) == (55, 5, -1)

@@ -15,7 +15,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cassperf.config import fixtures_dir
+from cassperf.config import fixtures_dir, project_root
 from cassperf.errors import ParseError
 from cassperf.parsers import ParseResult, format_by_name, read_text
 from cassperf.parsers.nodetool import FORMATS
@@ -201,9 +201,11 @@ TRIED: dict[str, int] = {}
 FUZZ_LINES = 150        # fuzz the head of long fixtures: same shapes, seconds not minutes
 
 _FUZZ_FILES: dict[str, list[str]] = {}
-if NODETOOL.is_dir():
-    for _path in sorted(NODETOOL.iterdir()):
-        if _path.name.endswith(".source.txt"):
+#: the shared fixtures, and the project's own Apache 5.0 captures where present
+_CAPTURED_50 = project_root() / "tests" / "fixtures" / "nodetool-5.0"
+for _dir in (NODETOOL, _CAPTURED_50):
+    for _path in sorted(_dir.iterdir()) if _dir.is_dir() else []:
+        if _path.name.endswith(".source.txt") or not _path.is_file():
             continue
         _text = _path.read_text()
         _owner = [f.name for f in FORMATS if f.sniff(_text[:65536])]

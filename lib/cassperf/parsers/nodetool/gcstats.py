@@ -9,9 +9,14 @@ run together when they are 20 characters long) and one row of values:
 A capture may hold several calls (with the shell prompts between them): each is one snapshot.
 
 Frame "gcstats": snapshot (int, 0-based, in file order), interval_ms, max_gc_elapsed_ms,
-total_gc_elapsed_ms, stdev_gc_elapsed_ms, gc_reclaimed_mb, collections, direct_memory_bytes
-(float; NaN for NaN; direct_memory_bytes -1 means the JVM did not report it, kept as printed).
-Column names not known here are kept, in snake_case.
+total_gc_elapsed_ms, stdev_gc_elapsed_ms, gc_reclaimed_bytes, gc_reclaimed_mb, collections,
+direct_memory_bytes (float; NaN for NaN; direct_memory_bytes -1 means the JVM did not report
+it, kept as printed). Column names not known here are kept, in snake_case.
+
+"GC Reclaimed (MB)" is mislabelled by nodetool in every version: it prints GCInspector's
+totalBytesReclaimed, a count of bytes, unconverted (Apache 5.0.6 printed 1316216048 "MB" for
+five young collections of a 512 MiB heap). So gc_reclaimed_bytes is the printed figure and
+gc_reclaimed_mb is that figure / 2**20.
 
 Rules: a value row before any header, or whose count of values differs from its header's, is
 skipped, counted and warned about (a cut last row makes complete=False); a header with no
@@ -35,6 +40,7 @@ GC_COLUMNS: dict[str, str] = {
     "max_gc_elapsed_ms": "float64",
     "total_gc_elapsed_ms": "float64",
     "stdev_gc_elapsed_ms": "float64",
+    "gc_reclaimed_bytes": "float64",
     "gc_reclaimed_mb": "float64",
     "collections": "float64",
     "direct_memory_bytes": "float64",
@@ -45,7 +51,7 @@ _KNOWN = {
     "Max GC Elapsed (ms)": "max_gc_elapsed_ms",
     "Total GC Elapsed (ms)": "total_gc_elapsed_ms",
     "Stdev GC Elapsed (ms)": "stdev_gc_elapsed_ms",
-    "GC Reclaimed (MB)": "gc_reclaimed_mb",
+    "GC Reclaimed (MB)": "gc_reclaimed_bytes",      # sic: nodetool prints bytes here
     "Collections": "collections",
     "Direct Memory Bytes": "direct_memory_bytes",
 }
@@ -87,6 +93,8 @@ def parse(text: str, source: str = "<text>") -> ParseResult:
         if columns is not None and _ROW_RE.match(t) and len(values) == len(columns):
             row: dict[str, object] = {"snapshot": len(rows)}
             row.update({col: number(v) for col, v in zip(columns, values)})
+            if "gc_reclaimed_bytes" in row:
+                row["gc_reclaimed_mb"] = float(row["gc_reclaimed_bytes"]) / 2**20   # type: ignore[arg-type]
             rows.append(row)
             pending_header = False
             continue

@@ -10,7 +10,8 @@ Layout (Apache 2.1 to 5.0, DSE): "Key : value" lines, the key padded to 23 chara
 
 Frames:
   "info" (one row): host_id, gossip_active, thrift_active, native_transport_active (boolean),
-    load_bytes (float, printed load at 1 KB = 1 KiB = 1024 B), generation_no (Int64),
+    load_bytes, uncompressed_load_bytes (5.0) (float, the printed size at 1 KB = 1 KiB = 1024 B),
+    generation_no (Int64),
     uptime_s (Int64), heap_used_mb, heap_total_mb, off_heap_mb (float, MiB as nodetool prints
     them), datacenter, rack (str), exceptions (Int64), percent_repaired_pct (float),
     token (str, when exactly one is printed), token_count (Int64: the printed tokens, or the
@@ -23,8 +24,8 @@ Frames:
     miss_latency_us (float, converted from the printed unit).
 
 Rules: a line without "key :" is skipped, counted and warned about; a cache field not known
-is warned about. nodetool prints "Token" last, so input without a Token line is taken as
-truncated (complete=False, warned). Input with none of ID / Gossip active / Load / Uptime is a
+is warned about. nodetool prints "Token" last (5.0: followed by four Bootstrap/Decommission
+lines), so input without a Token line is taken as truncated (complete=False, warned). Input with none of ID / Gossip active / Load / Uptime is a
 ParseError.
 """
 
@@ -47,6 +48,7 @@ INFO_COLUMNS: dict[str, str] = {
     "thrift_active": "boolean",
     "native_transport_active": "boolean",
     "load_bytes": "float64",
+    "uncompressed_load_bytes": "float64",
     "generation_no": "Int64",
     "uptime_s": "Int64",
     "heap_used_mb": "float64",
@@ -169,6 +171,8 @@ def parse(text: str, source: str = "<text>") -> ParseResult:
                 info[snake(key)] = _bool(value)
             elif key == "Load":
                 info["load_bytes"] = size_bytes(value)
+            elif key == "Uncompressed load":
+                info["uncompressed_load_bytes"] = size_bytes(value)
             elif key == "Generation No":
                 info["generation_no"] = integer(value)
             elif key == "Uptime (seconds)":
@@ -212,7 +216,7 @@ def parse(text: str, source: str = "<text>") -> ParseResult:
         info["token_count"] = hidden_tokens
     else:
         result.complete = False
-        result.warn(None, None, "a 'Token :' line, which nodetool info prints last (the input is truncated)")
+        result.warn(None, None, "a 'Token :' line, which nodetool info prints at its end (the input is truncated)")
     for name in ("heap_used_mb", "heap_total_mb"):
         info.setdefault(name, math.nan)
     warn_unterminated(text, result)

@@ -47,7 +47,7 @@ import re
 
 from cassperf.parsers.base import Format, ParseResult
 from cassperf.parsers.nodetool._common import (
-    frame, head_lines, lines_of, no_structure, number, size_bytes, snake, start, warn_unterminated,
+    PROMPT_RE, Line, frame, head_lines, lines_of, no_structure, number, size_bytes, snake, start, warn_unterminated,
 )
 
 NAME = "nodetool-tablestats"
@@ -195,11 +195,13 @@ def parse(text: str, source: str = "<text>") -> ParseResult:
     keyspace: dict[str, object] | None = None
     table: dict[str, object] | None = None
     top: dict[str, object] | None = None       # the open "Top partitions" list
-    open_table_line = 0
+    open_table: Line | None = None              # the "Table:" line of the open table block
     for ln in lines_of(text):
         t = ln.text.strip()
         if not t:
             top = None
+            continue
+        if PROMPT_RE.match(ln.text):
             continue
         if top is not None:
             # inside a "Top partitions" list (it ends at the blank line closing the table block)
@@ -238,7 +240,7 @@ def parse(text: str, source: str = "<text>") -> ParseResult:
                 ks_name, name = name.split(".", 1)
             table = {"keyspace": ks_name, "table": name, "is_index": bool(m.group("index"))}
             tables.append(table)
-            open_table_line = ln.no
+            open_table = ln
             continue
         if m := _TOP_RE.match(t):
             if table is None:
@@ -260,6 +262,8 @@ def parse(text: str, source: str = "<text>") -> ParseResult:
         spec = fields.get(label.lower())
         if spec is None:
             column, value = _unknown_field(label, raw)
+            if column in ("keyspace", "table", "is_index"):
+                column = f"field_{column}"          # never overwrite the row's identity
             target[column] = value
             continue
         column, kind = spec
@@ -273,8 +277,9 @@ def parse(text: str, source: str = "<text>") -> ParseResult:
                                          "'Table: <name>' and 'SSTable count: N' lines")
     if table is not None:
         result.complete = False
-        result.warn(open_table_line, None, "the table block to end with a '----------------' line "
-                                           "(the input ends inside it: truncated)")
+        assert open_table is not None
+        result.warn(open_table.no, open_table.text, "this table block to end with a '----------------' line "
+                                                    "(the input ends inside it: truncated)")
     warn_unterminated(text, result)
     result.tables["tables"] = frame(tables, TABLE_COLUMNS)
     result.tables["keyspaces"] = frame(keyspaces, KEYSPACE_COLUMNS)
