@@ -88,7 +88,7 @@ HISTOGRAM_COLUMNS: dict[str, str] = {
     "tag": "string",                # op type
     "start_s": "float64",           # interval start, seconds since run start
     "end_s": "float64",
-    "encoded": "string",            # HdrHistogram compressed base64 (values in microseconds)
+    "encoded": "string",            # HdrHistogram compressed base64; unit in manifest["histogram_unit"] ("ns" default, as cassandra-stress)
 }
 
 
