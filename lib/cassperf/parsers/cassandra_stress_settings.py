@@ -43,7 +43,7 @@ COMMAND_RE = re.compile(r"(?:^|[\s/\\$>])cassandra-stress(?:\.bat|\.sh)?\s+"
                         r"((?:write|read|mixed|counter_write|counter_read|user|legacy|print|help|version)\b.*)$")
 
 # no-warmup./tools/bin/cassandra-stress: 2: ./tools/bin/cassandra-stress: expert: not found  (shell error glued on)
-_SHELL_ERROR_RE = re.compile(r"\S*cassandra-stress: \d+: .*$")
+_SHELL_ERROR_RE = re.compile(r"(?:\.{1,2}/|/)\S*?cassandra-stress: \d+: .*$")
 
 # -rate threads=3 fixed=2000/s   |   -rate throttle=500/s   |   -rate limit=1000/s
 _RATE_OPTION_RE = re.compile(r"\b(fixed|throttle|limit)=(\d+)/s\b")
