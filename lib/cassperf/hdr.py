@@ -35,7 +35,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -44,10 +44,6 @@ from hdrh.histogram import HdrHistogram
 from pyhdrh import decode as _c_decode  # the package's C varint decoder
 
 from cassperf.errors import CassperfError
-
-if TYPE_CHECKING:  # pragma: no cover
-    from cassperf.parsers.base import ParseResult
-    from cassperf.results.model import Run
 
 #: What one recorded integer means, in nanoseconds.
 UNIT_NS: dict[str, int] = {"ns": 1, "us": 1_000, "ms": 1_000_000}

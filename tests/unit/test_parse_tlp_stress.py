@@ -176,7 +176,17 @@ def test_row_before_any_header_is_warned() -> None:
     text = ("   624          35.88             0 |     597          34.79             0\n"
             "$ bin/tlp-stress run KeyValue\nStress complete, 1.\n")
     result = parse_tlp(text)
-    assert result.warnings[0].line_no == 1 and "header" in result.warnings[0].expected
+    assert result.warnings[0].line_no == 1 and "column header line" in result.warnings[0].expected
+
+
+@needs_fixtures
+def test_a_new_group_line_without_its_column_line_does_not_reuse_old_columns() -> None:
+    lines = (TLP / "tlp-stress_4.0.0_keyvalue_field-book_1M-ops.txt").read_text().splitlines()
+    at = next(i for i, ln in enumerate(lines) if ln.startswith(" 474395"))
+    lines.insert(at, "                  Writes                                    Reads                  Errors")
+    result = parse_tlp("\n".join(lines) + "\n")
+    assert [w.line_no for w in result.warnings if w.line_no] == [at + 2, at + 3, at + 4]
+    assert result.runs[0].summary.set_index("op").loc["write", "count"] == 443057
 
 
 def test_ansi_colours_and_decimal_commas_are_read() -> None:

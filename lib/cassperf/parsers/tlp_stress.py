@@ -87,7 +87,7 @@ def parse(text: str, source: str = "<text>") -> ParseResult:
     groups: list[str] | None = None
     columns: list[list[str]] | None = None
     window_s: float | None = None
-    rows: list[tuple[int, str, list[list[float]]]] = []      # line_no, line, values per group
+    rows: list[tuple[int, list[str], list[list[str]], list[list[float]]]] = []  # line_no, groups, columns, values
     complete_at: int | None = None
     last_bad: int | None = None
     lines = text.splitlines()
@@ -115,6 +115,7 @@ def parse(text: str, source: str = "<text>") -> ParseResult:
             continue
         if _GROUPS.match(line):
             groups = [_OPS[g] for g in s.split()]
+            columns = None                 # a new header block: its column line follows
             continue
         if m := _COLUMNS.match(line):
             names = [[_column_key(n) for n in _COLUMN_NAME.finditer(p)] for p in line.split("|")]
@@ -132,9 +133,9 @@ def parse(text: str, source: str = "<text>") -> ParseResult:
                 result.skipped_lines += 1
                 last_bad = line_no
                 result.warn(line_no, raw, "a table row with one number per column of the header above it"
-                            if columns else "a table header before the first row")
+                            if columns else "a column header line ('Count  Latency (p99) ...') above this row")
                 continue
-            rows.append((line_no, raw, values))
+            rows.append((line_no, list(groups or []), columns or [], values))
             continue
         result.skipped_lines += 1          # preamble, schema, driver and JVM messages
 
@@ -152,18 +153,18 @@ def parse(text: str, source: str = "<text>") -> ParseResult:
 
     after_complete = complete_at is not None and rows and rows[0][0] > complete_at
     dropped_dup = False
-    if len(rows) >= 2 and rows[-1][2] == rows[-2][2]:
+    if len(rows) >= 2 and rows[-1][1:] == rows[-2][1:]:
         rows = rows[:-1]
         dropped_dup = True
     interval_rows: list[dict[str, Any]] = []
-    for i, (_, _, values) in enumerate(rows):
+    for i, (_, row_groups, row_columns, values) in enumerate(rows):
         t = math.nan if after_complete else REPORT_PERIOD_S * (i + 1)
-        interval_rows.extend(_records(t, groups or [], columns or [], values))
+        interval_rows.extend(_records(t, row_groups, row_columns, values))
     if rows and not after_complete:
         result.warn(None, None, f"timestamps; the console prints none, time_s = row number x "
                                 f"{REPORT_PERIOD_S:g} s (the reporter's period) is an estimate")
     summary = [{k: v for k, v in r.items() if k != "time_s"}
-               for r in (_records(math.nan, groups or [], columns or [], rows[-1][2]) if rows else [])]
+               for r in (_records(math.nan, *rows[-1][1:]) if rows else [])]
     manifest: dict[str, Any] = {
         "tool": tool,
         "tool_version": None,             # neither tool prints its version
