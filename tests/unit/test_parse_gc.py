@@ -297,6 +297,29 @@ def test_unified_decimal_commas_of_some_locales() -> None:
     assert (result.skipped_lines, result.warnings) == (0, [])
 
 
+def test_two_decorator_sets_in_one_file_are_each_decoded() -> None:
+    # a JVM restarted with another -Xlog decorator set, appending to the same file: the real
+    # lines of dataset182 ([uptime][level][tags]) then of kowchik ([time][uptime][pid][tid][level])
+    first = gc_text(SAFEPOINT182)
+    second = "".join(gc_text(KOWCHIK).splitlines(keepends=True)[3780:3800])
+    result = parse_unified_gc(first + second + first, "two.log")
+    pauses = result.tables["pauses"]
+    assert len(pauses) == 7 + 3 + 7 and (result.skipped_lines, result.warnings) == (0, [])
+    assert pauses.time.notna().tolist() == [False] * 7 + [True] * 3 + [False] * 7
+    assert pauses.iloc[7].time == START_UTC and pauses.iloc[7].uptime_s == pytest.approx(4.284133)
+    assert pauses.iloc[0].uptime_s == pauses.iloc[10].uptime_s == pytest.approx(0.058 - 0.00578)
+    assert len(result.tables["safepoints"]) == 12 + 3 + 12          # kowchik lines 3793, 3795, 3797
+
+
+def test_millis_decorators_that_change_meaning_mid_file() -> None:
+    # [uptimemillis] lines, then (after a restart) [timemillis] lines: both fit "[<n>ms]", the
+    # magnitude tells them apart on every line, not only on the first
+    result = parse_unified_gc(decorated(["uptimemillis", "level"]) + decorated(["timemillis", "level"]), "ms.log")
+    pauses = result.tables["pauses"]
+    assert pauses.uptime_s.iloc[0] == pytest.approx(4.284133) and pauses.time.iloc[0] is pd.NaT
+    assert pauses.time.iloc[1] == START_UTC and math.isnan(pauses.uptime_s.iloc[1])
+
+
 # ---------------------------------------------------------------- other collectors (constructed)
 
 def test_unified_parallel_cms_shenandoah_and_g1_jdk11_lines() -> None:

@@ -3,13 +3,15 @@
 Decorators are decoded by their shape, in any order or combination: time / utctime
 (2024-08-23T12:45:13.657+0530), uptime (4.298s), timemillis / uptimemillis (…ms, told apart by
 magnitude: >= 1e11 ms is epoch time), timenanos / uptimenanos (…ns, >= 1e17 ns is epoch time),
-pid and tid (integers), level (info, debug, ...), tags (gc,start) and hostname. The shape
-found for a line is cached and reused while the next lines fit it, so decoding costs a split.
+pid and tid (integers), level (info, debug, ...), tags (gc,start) and hostname. The layout found
+on one line becomes a regex prefix (capturing only the time decorators) that is joined to each
+event pattern, so a line that fits the layout is decoded by a single match; a line that does not
+is classified afresh and, if its decorators all have known shapes, becomes the new layout.
 
-Speed: the parser never walks lines in Python. It scans the whole text for a few literals that
-only event lines carry (") Pause ", ") Concurrent ", 'Safepoint "', "Total time for which"),
-which `re` finds at memchr-like speed, and parses just those lines, with a fast path for the
-common G1 pause line. Columns are built as lists and turned into one DataFrame at the end.
+Speed: the parser never walks lines in Python. It finds the few literals that only event lines
+carry (") Pause ", ") Concurrent ", 'Safepoint "', "Total time for which") with str.find, whose
+skip-ahead search runs at GB/s, and matches just those lines; the common G1 pause line has its
+own pattern. Rows are appended as tuples and become one DataFrame per table at the end.
 
 Line rules (what is counted, what is ignored):
 - A line that starts with '[' is a unified-logging line. Its message is examined only when it
@@ -27,7 +29,6 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 
 from cassperf.errors import ParseError
@@ -59,96 +60,109 @@ _TAGS = re.compile(r"[a-z0-9_]+(?:,[a-z0-9_]+)* *")
 # 'node-1.example.com' (hostname)
 _HOST = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 
-_ISO_KIND, _UP_S, _UP_MS, _UP_NS, _EPOCH_MS, _EPOCH_NS, _OTHER = range(7)
+_ISO_KIND, _UP_S, _UP_MS, _UP_NS, _EPOCH_MS, _EPOCH_NS = range(6)
+_KIND_PATTERNS = {
+    _ISO_KIND: r"\[(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}[+-]\d{4})\]",
+    _UP_S: r"\[(\d+[.,]\d+)s\]",
+    _UP_MS: r"\[(\d+)ms\]", _EPOCH_MS: r"\[(\d+)ms\]",
+    _UP_NS: r"\[(\d+)ns\]", _EPOCH_NS: r"\[(\d+)ns\]",
+}
+_ANY_DECORATOR = r"\[[^\]\n]*\]"
 
 
 @dataclass(frozen=True)
 class _Layout:
-    """Where the time and uptime decorators sit in a line's decorator list, and their units."""
+    """A decorator layout: the regex prefix that matches it (capturing the time decorators, in
+    order, as `kinds`) and where those captures go."""
 
-    count: int
-    iso: int            # index of the ISO time decorator, -1 if none
-    up: int             # index of the uptime decorator, -1 if none
-    up_kind: int        # _UP_S, _UP_MS or _UP_NS
-    epoch: int          # index of timemillis/timenanos, -1 if none
-    epoch_kind: int     # _EPOCH_MS or _EPOCH_NS
+    prefix: str                 # regex source matching "[..][..] " up to the message
+    kinds: tuple[int, ...]      # kind of each captured group, in order
+    iso: int                    # index among the captures of the ISO time, -1 if none
+    up: int                     # ... of the uptime
+    up_kind: int
+    epoch: int                  # ... of timemillis/timenanos
+    epoch_kind: int
+
+    @property
+    def groups(self) -> int:
+        return len(self.kinds)
+
+    def times(self, g: tuple[str | None, ...]) -> tuple[str | None, float, float]:
+        """(iso time, epoch ms, uptime s) from the first `groups` captures of a match."""
+        iso = g[self.iso] if self.iso >= 0 else None
+        up = epoch = math.nan
+        if self.up >= 0:
+            raw = g[self.up]
+            assert raw is not None
+            if self.up_kind == _UP_S:
+                up = num(raw)
+            else:
+                up = int(raw) / (1e3 if self.up_kind == _UP_MS else 1e9)
+                if up >= 1e8:                # ~3 years: an epoch time in the uptime's place
+                    epoch, up = up * 1e3, math.nan
+        if self.epoch >= 0:
+            raw = g[self.epoch]
+            assert raw is not None
+            epoch = int(raw) / (1.0 if self.epoch_kind == _EPOCH_MS else 1e6)
+            if epoch < 1e11:                 # before 1973: an uptime in the epoch time's place
+                epoch, up = math.nan, epoch / 1e3
+        return iso, epoch, up
+
+
+_UNDECORATED = _Layout("", (), -1, -1, _UP_S, -1, _EPOCH_MS)
 
 
 def _classify(items: list[str]) -> _Layout | None:
-    """Decode one line's decorator list by shape; None if any decorator has no known shape."""
-    iso = up = epoch = -1
-    up_kind = epoch_kind = _OTHER
-    for i, item in enumerate(items):
+    """The layout of one line's decorator list, by shape; None if any decorator has no known
+    shape. An empty list is the undecorated layout."""
+    if not items:
+        return _UNDECORATED
+    parts: list[str] = []
+    kinds: list[int] = []
+    for item in items:
+        kind = -1
         if _ISO.fullmatch(item):
-            if iso < 0:
-                iso = i
+            kind = _ISO_KIND if _ISO_KIND not in kinds else -1
         elif _SECONDS.fullmatch(item):
-            up, up_kind = i, _UP_S
+            kind = _UP_S
         elif m := _INT_UNIT.fullmatch(item):
             value = int(m.group(1))
             if m.group(2) == "ms":
-                if value >= 10**11:
-                    epoch, epoch_kind = i, _EPOCH_MS
-                else:
-                    up, up_kind = i, _UP_MS
-            elif value >= 10**17:
-                epoch, epoch_kind = i, _EPOCH_NS
+                kind = _EPOCH_MS if value >= 10**11 else _UP_MS
             else:
-                up, up_kind = i, _UP_NS
-        elif _INT.fullmatch(item) or _LEVEL.fullmatch(item) or _TAGS.fullmatch(item) or _HOST.fullmatch(item):
-            continue
+                kind = _EPOCH_NS if value >= 10**17 else _UP_NS
+        elif not (_INT.fullmatch(item) or _LEVEL.fullmatch(item) or _TAGS.fullmatch(item)
+                  or _HOST.fullmatch(item)):
+            return None
+        if kind >= 0:
+            parts.append(_KIND_PATTERNS[kind])
+            kinds.append(kind)
         else:
-            return None
-    return _Layout(len(items), iso, up, up_kind, epoch, epoch_kind)
+            parts.append(_ANY_DECORATOR)
+    ups = [i for i, k in enumerate(kinds) if k in (_UP_S, _UP_MS, _UP_NS)]
+    epochs = [i for i, k in enumerate(kinds) if k in (_EPOCH_MS, _EPOCH_NS)]
+    up = ups[-1] if ups else -1
+    epoch = epochs[-1] if epochs else -1
+    return _Layout("".join(parts) + " ", tuple(kinds), kinds.index(_ISO_KIND) if _ISO_KIND in kinds else -1,
+                   up, kinds[up] if up >= 0 else _UP_S, epoch, kinds[epoch] if epoch >= 0 else _EPOCH_MS)
 
 
-class _DecoratorReader:
-    """Reads (iso time, epoch ms, uptime s) from a decorator string, caching the layout."""
+_COMPILED: dict[tuple[str, str], re.Pattern[str]] = {}
+_EMPTY = re.compile("")
 
-    def __init__(self) -> None:
-        self.layout: _Layout | None = None
 
-    def read(self, decorators: str) -> tuple[str | None, float, float] | None:
-        if not decorators:
-            return None, math.nan, math.nan
-        items = decorators[1:-1].split("][")
-        layout = self.layout
-        if layout is not None and layout.count == len(items):
-            try:
-                return self._values(items, layout)
-            except (ValueError, IndexError):
-                pass
-        layout = _classify(items)
-        if layout is None:
-            return None
-        self.layout = layout
-        return self._values(items, layout)
+def _prefix(layout: _Layout) -> re.Pattern[str]:
+    """The layout's decorator prefix alone, compiled once."""
+    return _joined(layout, _EMPTY)
 
-    @staticmethod
-    def _values(items: list[str], layout: _Layout) -> tuple[str | None, float, float]:
-        iso = None
-        if layout.iso >= 0:
-            iso = items[layout.iso]
-            if len(iso) != 28 or iso[10] != "T":
-                raise ValueError(iso)
-        uptime = math.nan
-        if layout.up >= 0:
-            raw = items[layout.up]
-            if layout.up_kind == _UP_S:
-                if raw[-1] != "s":
-                    raise ValueError(raw)
-                uptime = num(raw[:-1])
-            else:
-                if raw[-2:] != ("ms" if layout.up_kind == _UP_MS else "ns"):
-                    raise ValueError(raw)
-                uptime = int(raw[:-2]) / (1e3 if layout.up_kind == _UP_MS else 1e9)
-        epoch_ms = math.nan
-        if layout.epoch >= 0:
-            raw = items[layout.epoch]
-            if raw[-2:] != ("ms" if layout.epoch_kind == _EPOCH_MS else "ns"):
-                raise ValueError(raw)
-            epoch_ms = int(raw[:-2]) / (1.0 if layout.epoch_kind == _EPOCH_MS else 1e6)
-        return iso, epoch_ms, uptime
+
+def _joined(layout: _Layout, body: re.Pattern[str]) -> re.Pattern[str]:
+    """`body` preceded by the layout's decorator prefix, compiled once per pair."""
+    key = (layout.prefix, body.pattern)
+    pattern = _COMPILED.get(key)
+    if pattern is None:
+        pattern = _COMPILED[key] = re.compile(layout.prefix + body.pattern)
+    return pattern
 
 
 # --- event lines (matched from the start of the message, up to the end of the line) ------------
@@ -210,15 +224,16 @@ _SNIFF_UNDECORATED = re.compile(r"\s*(?:Using (?:G1|Parallel|Serial|Shenandoah|Z
 
 
 class _Parse:
-    """State of one parse: the text, builders, warnings keyed by character position."""
+    """State of one parse: the text, builders, the current decorator layout, warnings keyed by
+    character position."""
 
-    def __init__(self, text: str, source: str) -> None:
+    def __init__(self, text: str, source: str, layout: _Layout) -> None:
         self.text = text
         self.result = ParseResult(format=NAME, source=source)
         self.pauses = EventColumns(GcPause, logged_at_end=True)
         self.concurrent = EventColumns(GcConcurrent, logged_at_end=True)
         self.safepoints = EventColumns(GcSafepoint, logged_at_end=True)
-        self.reader = _DecoratorReader()
+        self.layout = layout
         self.problems: list[tuple[int, str, str]] = []   # (char pos of line start, line, expected)
         self.line_warnings = 0
         self.unterminated_bad = False
@@ -238,128 +253,184 @@ class _Parse:
         if self.line_warnings <= MAX_LINE_WARNINGS:
             self.problems.append((start, line, expected))
 
-    def events(self, literal: str, back: str | None) -> Iterator[tuple[int, int, int, int]]:
-        """(line start, message start, regex end (before CR), line end) of each line holding
-        `literal`, once per line. The message starts at `back` searched backwards from the hit
-        (e.g. "GC(" before ") Pause "), or at the hit itself when `back` is None."""
+    def relayout(self, start: int, body: int) -> bool:
+        """Classify the decorators between line start and message `body`; True when they have
+        known shapes and differ from the current layout (which they then replace)."""
+        if body < start:
+            return False
+        fits = _prefix(self.layout).match(self.text, start, body)
+        if fits is not None and fits.end() == body:
+            return False                                # the current layout fits: nothing to learn
+        decorators = self.text[start:body]
+        if decorators:
+            if not (decorators.startswith("[") and decorators.endswith("] ")):
+                return False
+            layout = _classify(decorators[1:-2].split("]["))
+        else:
+            layout = _UNDECORATED
+        if layout is None or layout == self.layout:
+            return False
+        self.layout = layout
+        return True
+
+    # -- scans: each finds its literal, takes the line around it, matches layout + event --
+    def scan_pauses(self) -> None:
         text = self.text
         find, rfind, n = text.find, text.rfind, len(text)
-        pos = find(literal)
-        while pos >= 0:
-            start = rfind("\n", 0, pos) + 1
-            end = find("\n", pos)
+        add = self.pauses.rows.append
+        starts = self.starts
+        layout = self.layout
+        fast, general = _joined(layout, _PAUSE_G1_YOUNG).match, _joined(layout, _PAUSE_END).match
+        hit = find(_LIT_PAUSE)
+        while hit >= 0:
+            start = rfind("\n", 0, hit) + 1
+            end = find("\n", hit)
             if end < 0:
                 end = n
             stop = end - 1 if text[end - 1] == "\r" else end
-            body = pos if back is None else rfind(back, start, pos)
-            yield start, body, stop, end
-            pos = find(literal, end)
-
-    def decorators(self, start: int, body: int) -> tuple[str | None, float, float] | None:
-        """Time values from the decorators between line start and message; None if malformed."""
-        if body == start:
-            return None, math.nan, math.nan
-        if body < start + 3 or self.text[body - 2:body] != "] " or self.text[start] != "[":
-            return None
-        return self.reader.read(self.text[start:body - 1])
-
-    # -- scans --
-    def scan_pauses(self) -> None:
-        text = self.text
-        add = self.pauses.rows.append
-        read = self.decorators
-        starts = self.starts
-        fast, general = _PAUSE_G1_YOUNG.match, _PAUSE_END.match
-        for start, body, stop, end in self.events(_LIT_PAUSE, "GC("):
-            values = read(start, body) if body >= start else None
-            if values is None:
-                self.bad_line(start, stop, end, "'[<decorators>] GC(n) Pause ...'")
+            hit = find(_LIT_PAUSE, end)
+            if not text.endswith("ms", start, stop):
+                self.pause_start_or_bad(start, stop, end)      # a gc,start line (or a cut one)
                 continue
-            m = fast(text, body, stop)
-            if m is not None:
-                gc_id, kind, cause, before, after, total, pause_ms = m.groups()
-                pause = num(pause_ms)
-                if pause > MAX_DURATION_MS:
-                    self.bad_line(start, stop, end, f"a pause shorter than {MAX_DURATION_MS:.0f} ms")
-                    continue
-                gc = int(gc_id)
-                if starts:
-                    starts.pop(gc, None)
-                add((values[0], values[1], values[2], gc, _G1_KIND[kind], None, cause, float(before),
-                     float(after), float(total), pause, start))
-                self.g1_marker = True
-                continue
-            m = general(text, body, stop)
-            if m is not None:
-                pause = num(m.group(9))
-                if pause > MAX_DURATION_MS:
-                    self.bad_line(start, stop, end, f"a pause shorter than {MAX_DURATION_MS:.0f} ms")
-                    continue
-                gc = int(m.group(1))
-                words, groups = split_groups(m.group(2))
-                if any(g in G1_YOUNG_TYPES or g.startswith("G1 ") for g in groups):
+            for _attempt in (0, 1):
+                m = fast(text, start, stop)
+                if m is not None:
+                    g = m.groups()
+                    k = layout.groups
+                    gc_id, kind, cause, before, after, total, pause_ms = g[k:]
+                    pause = num(pause_ms)
+                    if pause > MAX_DURATION_MS:
+                        self.bad_line(start, stop, end, f"a pause shorter than {MAX_DURATION_MS:.0f} ms")
+                        break
+                    gc = int(gc_id)
+                    if starts:
+                        starts.pop(gc, None)
+                    iso, epoch, up = layout.times(g)
+                    add((iso, epoch, up, gc, _G1_KIND[kind], None, cause, float(before), float(after),
+                         float(total), pause, start))
                     self.g1_marker = True
-                if m.group(3) is not None:
-                    before_mb, after_mb, total_mb = (to_mb(m.group(3), m.group(4)), to_mb(m.group(5), m.group(6)),
-                                                     to_mb(m.group(7), m.group(8)))
-                else:
-                    before_mb = after_mb = total_mb = math.nan
-                starts.pop(gc, None)
-                add((values[0], values[1], values[2], gc, kind_from_label(words, groups), None,
-                     cause_from_groups(groups), before_mb, after_mb, total_mb, pause, start))
-                continue
-            m = _PAUSE_START.match(text, body, stop)
-            if m is not None and end < len(text):
-                starts[int(m.group(1))] = (start, m.group(2))
-                continue
-            self.bad_line(start, stop, end,
-                          "a pause line 'GC(n) Pause <kind> (<cause>) <before>M-><after>M(<total>M) <ms>ms'")
+                    break
+                m = general(text, start, stop)
+                if m is not None:
+                    self.general_pause(m, layout, start, stop, end)
+                    break
+                if _attempt == 0 and self.relayout(start, rfind("GC(", start, stop)):
+                    layout = self.layout
+                    fast, general = _joined(layout, _PAUSE_G1_YOUNG).match, _joined(layout, _PAUSE_END).match
+                    continue
+                self.pause_start_or_bad(start, stop, end)
+                break
+
+    def general_pause(self, m: re.Match[str], layout: _Layout, start: int, stop: int, end: int) -> None:
+        g = m.groups()
+        k = layout.groups
+        gc_id, label, b, bu, a, au, t, tu, pause_ms = g[k:]
+        pause = num(pause_ms)
+        if pause > MAX_DURATION_MS:
+            self.bad_line(start, stop, end, f"a pause shorter than {MAX_DURATION_MS:.0f} ms")
+            return
+        gc = int(gc_id)
+        words, groups = split_groups(label)
+        if any(x in G1_YOUNG_TYPES or x.startswith("G1 ") for x in groups):
+            self.g1_marker = True
+        if b is not None:
+            before, after, total = to_mb(b, bu), to_mb(a, au), to_mb(t, tu)
+        else:
+            before = after = total = math.nan
+        self.starts.pop(gc, None)
+        iso, epoch, up = layout.times(g)
+        self.pauses.rows.append((iso, epoch, up, gc, kind_from_label(words, groups), None,
+                                 cause_from_groups(groups), before, after, total, pause, start))
+
+    def pause_start_or_bad(self, start: int, stop: int, end: int) -> None:
+        """A line with ') Pause ' that is no pause end line: a gc,start line, or bad."""
+        text = self.text
+        body = text.rfind("GC(", start, stop)
+        m = _PAUSE_START.match(text, body, stop) if body >= start else None
+        if m is not None and end < len(text) and (body == start or text.startswith("] ", body - 2)):
+            self.starts[int(m.group(1))] = (start, m.group(2))
+            return
+        self.bad_line(start, stop, end,
+                      "a pause line '[<decorators>] GC(n) Pause <kind> (<cause>) <before>M-><after>M(<total>M) <ms>ms'")
 
     def scan_concurrent(self) -> None:
         text = self.text
+        find, rfind, n = text.find, text.rfind, len(text)
         add = self.concurrent.rows.append
-        match = _CONC_END.match
-        for start, body, stop, end in self.events(_LIT_CONC, "GC("):
-            m = match(text, body, stop) if body >= start else None
-            if m is None:
-                if text.endswith("ms", start, stop) or end == len(text) or body < start:
-                    self.bad_line(start, stop, end, "a concurrent phase line 'GC(n) Concurrent <phase> <ms>ms'")
+        layout = self.layout
+        match = _joined(layout, _CONC_END).match
+        hit = find(_LIT_CONC)
+        while hit >= 0:
+            start = rfind("\n", 0, hit) + 1
+            end = find("\n", hit)
+            if end < 0:
+                end = n
+            stop = end - 1 if text[end - 1] == "\r" else end
+            hit = find(_LIT_CONC, end)
+            if not text.endswith("ms", start, stop):
+                if end == n:
+                    self.bad_line(start, stop, end,
+                                  "a concurrent phase line '[<decorators>] GC(n) Concurrent <phase> <ms>ms'")
                 continue                               # a phase's start line: no duration yet
-            values = self.decorators(start, body)
-            if values is None:
-                self.bad_line(start, stop, end, "'[<decorators>] GC(n) Concurrent ...'")
+            m = match(text, start, stop)
+            if m is None and self.relayout(start, rfind("GC(", start, stop)):
+                layout = self.layout
+                match = _joined(layout, _CONC_END).match
+                m = match(text, start, stop)
+            if m is None:
+                self.bad_line(start, stop, end, "a concurrent phase line '[<decorators>] GC(n) Concurrent <phase> <ms>ms'")
                 continue
-            duration = num(m.group(3))
+            g = m.groups()
+            k = layout.groups
+            gc_id, phase, duration_ms = g[k:]
+            duration = num(duration_ms)
             if duration > MAX_DURATION_MS:
                 self.bad_line(start, stop, end, f"a phase shorter than {MAX_DURATION_MS:.0f} ms")
                 continue
-            add((values[0], values[1], values[2], int(m.group(1)), None, m.group(2), duration, start))
+            iso, epoch, up = layout.times(g)
+            add((iso, epoch, up, int(gc_id), None, phase, duration, start))
 
     def scan_safepoints(self) -> None:
         text = self.text
+        find, rfind, n = text.find, text.rfind, len(text)
         add = self.safepoints.rows.append
-        for literal, pattern, expected in (
-                (_LIT_SAFEPOINT, _SAFEPOINT, 'a safepoint line \'Safepoint "<op>", ... Total: <n> ns\''),
-                (_LIT_STOPPED, _STOPPED, "'Total time for which application threads were stopped: "
+        for literal, body_pattern, expected in (
+                (_LIT_SAFEPOINT, _SAFEPOINT, 'a safepoint line \'[<decorators>] Safepoint "<op>", ... Total: <n> ns\''),
+                (_LIT_STOPPED, _STOPPED, "'[<decorators>] Total time for which application threads were stopped: "
                                          "<s> seconds, Stopping threads took: <s> seconds'")):
-            match = pattern.match
-            jdk17 = pattern is _SAFEPOINT
-            for start, body, stop, end in self.events(literal, None):
-                m = match(text, body, stop)
-                values = self.decorators(start, body) if m is not None else None
-                if values is None:
+            layout = self.layout
+            match = _joined(layout, body_pattern).match
+            jdk17 = body_pattern is _SAFEPOINT
+            hit = find(literal)
+            while hit >= 0:
+                start = rfind("\n", 0, hit) + 1
+                end = find("\n", hit)
+                if end < 0:
+                    end = n
+                stop = end - 1 if text[end - 1] == "\r" else end
+                body = hit
+                hit = find(literal, end)
+                m = match(text, start, stop)
+                if m is None and self.relayout(start, body):
+                    layout = self.layout
+                    match = _joined(layout, body_pattern).match
+                    m = match(text, start, stop)
+                if m is None:
                     self.bad_line(start, stop, end, expected)
                     continue
+                g = m.groups()
+                k = layout.groups
                 if jdk17:
-                    operation: str | None = m.group(1)
-                    stopped, ttsp = int(m.group(6)) / 1e6, int(m.group(3)) / 1e6
+                    operation: str | None = g[k]
+                    stopped, ttsp = int(g[k + 5]) / 1e6, int(g[k + 2]) / 1e6
                 else:
                     operation = None
-                    stopped, ttsp = round(num(m.group(1)) * 1e3, 7), round(num(m.group(2)) * 1e3, 7)
+                    stopped, ttsp = round(num(g[k]) * 1e3, 7), round(num(g[k + 1]) * 1e3, 7)
                 if stopped > MAX_DURATION_MS:
                     self.bad_line(start, stop, end, f"a stop shorter than {MAX_DURATION_MS:.0f} ms")
                     continue
-                add((values[0], values[1], values[2], operation, stopped, ttsp, start))
+                iso, epoch, up = layout.times(g)
+                add((iso, epoch, up, operation, stopped, ttsp, start))
             if jdk17 and any(row[3].startswith("G1") for row in self.safepoints.rows[:50]):
                 self.g1_marker = True
 
@@ -430,19 +501,20 @@ class _Parse:
         return result
 
 
-def _first_decorated(text: str) -> bool | None:
-    """True: decorated log; False: undecorated (-Xlog:...:none); None: not unified logging.
-    Decided by the first 64 KiB: a line whose decorators all have known shapes, else an
-    undecorated first line."""
+def _first_layout(text: str) -> _Layout | None:
+    """The decorator layout of the first line in the first 64 KiB whose decorators all have
+    known shapes; the undecorated layout when the first line is an undecorated GC line
+    (-Xlog:gc:file:none); None when the text is not unified logging."""
     head = text[:65536]
     for m in _BRACKET_LINE.finditer(head):
         dec = _DECORATORS.match(m.group(1))
-        if dec is not None and dec.group(1) and _classify(dec.group(1)[1:-1].split("][")) is not None \
-                and len(dec.group(1)) < len(m.group(1)):
-            return True
+        if dec is not None and dec.group(1) and len(dec.group(1)) < len(m.group(1)):
+            layout = _classify(dec.group(1)[1:-1].split("]["))
+            if layout is not None:
+                return layout
     first = head.lstrip().split("\n", 1)[0]
     if _UNDECORATED_START.match(first):
-        return False
+        return _UNDECORATED
     return None
 
 
@@ -461,16 +533,16 @@ def parse_unified_gc(data: bytes | str, source: str = "<text>") -> ParseResult:
         text = data
     head = text[:65536]
     check_text(head if head.strip() else text, source, _EXPECTED)   # strip() of 1 GB would copy it
-    mode = _first_decorated(text)
-    if mode is None:
+    layout = _first_layout(text)
+    if layout is None:
         first_no, first = next(((i, line) for i, line in enumerate(text[:65536].splitlines(), 1) if line.strip()),
                                (None, None))
         raise ParseError(source, first_no, first, _EXPECTED)
-    state = _Parse(text, source)
+    state = _Parse(text, source, layout)
     state.scan_pauses()
     state.scan_concurrent()
     state.scan_safepoints()
-    if mode:
+    if layout != _UNDECORATED:
         state.scan_undecorated()
     return state.finish()
 
