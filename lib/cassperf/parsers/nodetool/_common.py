@@ -40,7 +40,8 @@ _SIZE_RE = re.compile(r"^\s*(?P<num>-?[0-9][0-9,]*(?:\.[0-9]+)?(?:[eE][-+]?[0-9]
 SIZE_UNIT_RE = re.compile(r"^(?:[KMGTPE]i?B|[KMGTPE]|B|bytes?)$", re.IGNORECASE)
 
 # a shell prompt echoed into a pasted capture: 'root@c1bf4c2d5378:/# nodetool gcstats',
-# '$ nodetool status', 'cassandra@node1:~$ nodetool -h 127.0.0.1 info'
+# '$ nodetool status', 'cassandra@node1:~$ nodetool -h 127.0.0.1 info', and a diagnostic
+# collector's trailer ' nodetool rc=0'. ("nodetool: Failed to connect" does not match.)
 PROMPT_RE = re.compile(r"^\s*(?:\S*[#$%>]\s*)?(?:\S*/)?nodetool(?:\s+.*)?$")
 
 _SNAKE_RE = re.compile(r"[^0-9a-z]+")
