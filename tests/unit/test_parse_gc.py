@@ -257,7 +257,7 @@ def decorated(names: list[str], message: str = MESSAGE) -> str:
     return "".join(f"[{DECORATORS[n]}]" for n in names) + " " + message + "\n"
 
 
-@settings(max_examples=int(os.environ.get("CASSPERF_FUZZ_EXAMPLES", "150")), deadline=None)
+@settings(max_examples=min(60, int(os.environ.get("CASSPERF_FUZZ_EXAMPLES", "150"))), deadline=None)
 @given(st.permutations(list(DECORATORS)).flatmap(lambda order: st.integers(1, len(order)).map(lambda k: order[:k])))
 def test_any_decorator_set_in_any_order(names: list[str]) -> None:
     text = decorated(names) * 2

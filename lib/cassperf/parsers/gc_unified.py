@@ -161,6 +161,8 @@ def _joined(layout: _Layout, body: re.Pattern[str]) -> re.Pattern[str]:
     key = (layout.prefix, body.pattern)
     pattern = _COMPILED.get(key)
     if pattern is None:
+        if len(_COMPILED) > 512:              # many distinct layouts (fuzzing): start afresh
+            _COMPILED.clear()
         pattern = _COMPILED[key] = re.compile(layout.prefix + body.pattern)
     return pattern
 
