@@ -14,7 +14,7 @@ from typing import Any
 from cassperf import config
 
 #: Report notebooks in the order they run, with the parameter sets they know.
-REPORT_NOTEBOOKS: list[str] = ["00-cluster-overview.ipynb"]
+REPORT_NOTEBOOKS: list[str] = ["00-cluster-overview.ipynb", "00-log-explorer.ipynb"]
 
 #: Parameter sets: "local" runs on the embedded cluster in minutes.
 PARAMETER_SETS: dict[str, dict[str, dict[str, Any]]] = {

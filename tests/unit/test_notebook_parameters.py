@@ -1,0 +1,32 @@
+"""Every report notebook documents its parameters the papermill way: one cell tagged
+`parameters`, each parameter a plain value with a type annotation and a trailing comment, so
+`papermill --help-notebook` lists them all; no credentials among them."""
+
+from __future__ import annotations
+
+import re
+
+import nbformat
+import papermill
+import pytest
+
+from cassperf import config
+from cassperf.report.pipeline import REPORT_NOTEBOOKS
+
+
+@pytest.mark.parametrize("name", REPORT_NOTEBOOKS)
+def test_parameters_are_typed_commented_and_inferred_by_papermill(name):
+    path = config.notebooks_dir() / name
+    nb = nbformat.read(path, as_version=4)
+    tagged = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
+    assert len(tagged) == 1, f"{name}: expected exactly one cell tagged 'parameters'"
+    lines = [ln for ln in tagged[0].source.splitlines() if ln.strip()]
+    inferred = papermill.inspect_notebook(str(path))
+    assert list(inferred) == [ln.split(":")[0] for ln in lines], "papermill must infer every parameter"
+    for line in lines:
+        assert re.match(r"^\w+: (str|int|float|bool) = .+  # \S", line), f"{name}: {line!r}"
+        assert not re.search(r"password|secret|token|credential", line.split("#")[0], re.I), \
+            f"{name}: credentials come from the environment, never from parameters: {line!r}"
+    for p in inferred.values():
+        assert p["help"], f"{name}: parameter {p['name']} has no comment"
+    assert {"cluster_name", "first_address"} <= set(inferred), "the report pipeline passes these to every notebook"
