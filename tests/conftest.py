@@ -5,8 +5,17 @@ from __future__ import annotations
 from collections.abc import Iterator
 from pathlib import Path
 
+import os
+
 import psutil
 import pytest
+from hypothesis import settings
+
+# CI runs the fuzz tests on a fixed set of examples (derandomized), so a run lands or fails on
+# the code, not on the draw; developers' runs explore new examples (CASSPERF_FUZZ_EXAMPLES).
+settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
+if os.environ.get("CI"):
+    settings.load_profile("ci")
 
 from cassperf import config
 

@@ -83,13 +83,14 @@ def _partitions(rows_merged: str) -> int | None:
 
 
 def _timestamp(token: str, tz: ZoneInfo | timezone) -> tuple[pd.Timestamp, bool]:
-    """(UTC timestamp, whether it was a local date-time) of a compacted_at token."""
+    """(UTC timestamp, whether it was a local date-time) of a compacted_at token. ValueError
+    (OutOfBoundsDatetime is one) for a token that is not a date-time the frame can hold."""
     if token.isdigit():
-        return pd.Timestamp(int(token), unit="ms", tz="UTC"), False
+        return pd.Timestamp(int(token), unit="ms", tz="UTC").as_unit("ns"), False
     if not _LOCAL_TS_RE.match(token):
         raise ValueError(token)
     local = datetime.fromisoformat(token).replace(tzinfo=tz)
-    return pd.Timestamp(local).tz_convert("UTC"), True
+    return pd.Timestamp(local).tz_convert("UTC").as_unit("ns"), True
 
 
 def parse(text: str, source: str = "<text>", node_tz: str = "UTC") -> ParseResult:
