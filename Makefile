@@ -8,7 +8,8 @@ CASSANDRA_VERSION ?= 5.0.6
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup jars report test test-unit bench cluster-start cluster-status cluster-stop cluster-destroy clean
+
+.PHONY: help setup jars browser report test test-unit bench cluster-start cluster-status cluster-stop cluster-destroy clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-16s %s\n", $$1, $$2}'
@@ -30,7 +31,10 @@ jars: setup ## resolve Cassandra's jars from Maven Central into the cache (reuse
 report: jars ## main job: run the report notebooks on the embedded local cluster -> reports/index.html
 	$(BIN)/cassperf report
 
-test: jars ## all tests, real Cassandra nodes included
+browser: ## headless Chromium (Debian package) for the browser checks of HTML reports
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || echo "chromium absent and not root: browser checks will be skipped (apt-get install chromium)"; }
+
+test: jars browser ## all tests, real Cassandra nodes included
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 test-unit: setup ## quick tests only (no Cassandra nodes)
