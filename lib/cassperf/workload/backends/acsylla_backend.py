@@ -1,0 +1,72 @@
+"""acsylla (the DataStax C++ driver) backend: the fastest hot path measured here.
+
+One C++ driver session per worker process with one I/O thread; prepared statements; token-aware
+routing (the driver's default, with replica shuffling) over DC-aware load balancing when the
+target names a local DC. ``execute`` returns the driver's coroutine, awaited directly.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import acsylla
+from acsylla import errors as acs_errors
+
+from cassperf.workload.backends.base import Backend, BackendError, Executor, Target
+
+_KINDS: tuple[tuple[type[BaseException], str], ...] = (
+    (acs_errors.CassErrorServerWriteTimeout, "write_timeout"),
+    (acs_errors.CassErrorServerReadTimeout, "read_timeout"),
+    (acs_errors.CassErrorServerUnavailable, "unavailable"),
+)
+
+
+class AcsyllaBackend(Backend):
+    name = "acsylla"
+
+    def __init__(self) -> None:
+        self._session: Any = None
+
+    @staticmethod
+    def version() -> str:
+        return f"acsylla {acsylla.version.__version__}"
+
+    async def connect(self, target: Target, consistency: str, keyspace: str, concurrency: int) -> None:
+        if target.tls:
+            raise BackendError("the acsylla backend does not set up TLS; use backend='driver'")
+        kwargs: dict[str, Any] = {
+            "port": target.port, "consistency": consistency, "token_aware_routing": True,
+            "request_timeout": target.request_timeout_s, "connect_timeout": 10.0, "log_level": "error",
+            "num_threads_io": 1, "queue_size_io": max(8192, 2 * concurrency),
+            "core_connections_per_host": 1,
+        }
+        if target.local_dc:
+            kwargs["load_balance_dc_aware"] = target.local_dc
+        creds = target.credentials()
+        if creds:
+            kwargs["username"], kwargs["password"] = creds
+        cluster = acsylla.create_cluster(list(target.contact_points), **kwargs)
+        try:
+            self._session = await cluster.create_session()
+        except acs_errors.CassException as exc:
+            raise BackendError(f"acsylla could not connect to {', '.join(target.contact_points)}:"
+                               f"{target.port}: {type(exc).__name__}: {exc}") from exc
+
+    async def prepare(self, cql: str) -> Executor:
+        prepared = await self._session.create_prepared(cql)
+        execute, bind = self._session.execute, prepared.bind
+        return lambda values: execute(bind(values))
+
+    def error_kind(self, exc: BaseException) -> str:
+        for cls, kind in _KINDS:
+            if isinstance(exc, cls):
+                return kind
+        return "other"
+
+    async def close(self) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+
+BACKEND = AcsyllaBackend

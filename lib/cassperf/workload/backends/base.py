@@ -1,0 +1,132 @@
+"""The engine's backend interface: connect, prepare, execute (awaitable), classify errors.
+
+A backend lives inside one worker process and one asyncio event loop. ``prepare(cql)`` returns
+an *executor*: a plain callable taking the bound values (a list) and returning an awaitable, so
+the engine's hot loop is ``await execute(values)`` with no extra layer per op.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from abc import ABC, abstractmethod
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any
+
+from cassperf.errors import CassperfError
+
+#: Error kinds counted per interval (client-side timeouts, lost connections and anything
+#: else are "other"; the first message of each exception type is kept as an example).
+ERROR_KINDS: tuple[str, ...] = ("write_timeout", "read_timeout", "unavailable", "other")
+
+Executor = Callable[[list[Any]], Awaitable[Any]]
+
+#: name -> module; "auto" tries them in this order.
+BACKENDS: dict[str, str] = {
+    "acsylla": "cassperf.workload.backends.acsylla_backend",
+    "driver": "cassperf.workload.backends.driver_backend",
+}
+
+
+class BackendError(CassperfError):
+    """A backend that cannot be loaded or cannot connect."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where to send load: what a worker process needs of a ClusterHandle (picklable).
+
+    Credentials are never carried: ``username_env``/``password_env`` name environment
+    variables the worker reads itself (as RemoteCluster does)."""
+
+    contact_points: tuple[str, ...]
+    port: int = 9042
+    local_dc: str | None = None
+    username_env: str | None = None
+    password_env: str | None = None
+    tls: bool = False
+    request_timeout_s: float = 12.0
+
+    @classmethod
+    def of(cls, handle: Any) -> Target:
+        """From a ClusterHandle (LocalCluster, RemoteCluster)."""
+        tls = getattr(handle, "tls", None) is not None
+        return cls(tuple(handle.contact_points), int(handle.port), handle.local_dc,
+                   getattr(handle, "username_env", None), getattr(handle, "password_env", None), tls)
+
+    def credentials(self) -> tuple[str, str] | None:
+        user = os.environ.get(self.username_env) if self.username_env else None
+        if not user:
+            return None
+        password = os.environ.get(self.password_env or "", "")
+        return user, password
+
+
+class Backend(ABC):
+    """One connection pool to the cluster, in one worker process."""
+
+    name: str = "?"
+
+    @abstractmethod
+    async def connect(self, target: Target, consistency: str, keyspace: str, concurrency: int) -> None:
+        """Open sessions: token-aware, DC-aware (target.local_dc), at ``consistency``."""
+
+    @abstractmethod
+    async def prepare(self, cql: str) -> Executor:
+        """Prepare a statement; return the executor for its bound values."""
+
+    @abstractmethod
+    def error_kind(self, exc: BaseException) -> str:
+        """One of ERROR_KINDS."""
+
+    @abstractmethod
+    async def close(self) -> None: ...
+
+    @staticmethod
+    @abstractmethod
+    def version() -> str:
+        """'acsylla 1.2.0', 'cassandra-driver 3.30.1', ..."""
+
+
+def load(name: str) -> type[Backend]:
+    if name not in BACKENDS:
+        raise BackendError(f"unknown backend {name!r}; known: auto, {', '.join(BACKENDS)}")
+    try:
+        module = importlib.import_module(BACKENDS[name])
+    except ImportError as exc:
+        raise BackendError(f"backend {name} cannot be imported: {exc}") from exc
+    return module.BACKEND  # type: ignore[no-any-return]
+
+
+def available() -> list[str]:
+    """Backends that import here, in preference order."""
+    out = []
+    for name in BACKENDS:
+        try:
+            load(name)
+        except BackendError:
+            continue
+        out.append(name)
+    return out
+
+
+def resolve(name: str, tls: bool = False) -> str:
+    """'auto' -> the first importable backend (acsylla, then driver); TLS targets use the
+    driver (the acsylla backend does not set up TLS)."""
+    if name != "auto":
+        load(name)
+        return name
+    for candidate in BACKENDS:
+        if tls and candidate == "acsylla":
+            continue
+        try:
+            load(candidate)
+        except BackendError:
+            continue
+        return candidate
+    raise BackendError("no backend can be imported (install acsylla or cassandra-driver)")
+
+
+def create(name: str) -> Backend:
+    return load(name)()

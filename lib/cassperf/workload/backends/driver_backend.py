@@ -1,0 +1,110 @@
+"""cassandra-driver backend (also runs on scylla-driver, which installs the same ``cassandra``
+package): the fallback hot path.
+
+Prepared statements through ``session.execute_async``; token-aware over DC-aware round robin;
+rows as plain tuples (``tuple_factory`` halves read CPU against named tuples). The driver's I/O
+thread completes a ResponseFuture; its callback hands the outcome to the worker's event loop
+with ``call_soon_threadsafe``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import cassandra
+from cassandra import ConsistencyLevel, ReadTimeout, Unavailable, WriteTimeout
+from cassandra.auth import PlainTextAuthProvider
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
+from cassandra.query import tuple_factory
+
+from cassperf.workload.backends.base import Backend, BackendError, Executor, Target
+
+_KINDS: tuple[tuple[type[BaseException], str], ...] = (
+    (WriteTimeout, "write_timeout"), (ReadTimeout, "read_timeout"), (Unavailable, "unavailable"),
+)
+
+
+class DriverBackend(Backend):
+    name = "driver"
+
+    def __init__(self) -> None:
+        self._cluster: Cluster | None = None
+        self._session: Any = None
+
+    @staticmethod
+    def version() -> str:
+        from importlib.metadata import PackageNotFoundError, version
+        for dist in ("scylla-driver", "cassandra-driver"):
+            try:
+                return f"{dist} {version(dist)}"
+            except PackageNotFoundError:
+                continue
+        return f"cassandra {cassandra.__version__}"
+
+    async def connect(self, target: Target, consistency: str, keyspace: str, concurrency: int) -> None:
+        profile = ExecutionProfile(
+            load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc=target.local_dc)),
+            consistency_level=ConsistencyLevel.name_to_value[consistency],
+            request_timeout=target.request_timeout_s, row_factory=tuple_factory)
+        kwargs: dict[str, Any] = {"contact_points": list(target.contact_points), "port": target.port,
+                                  "execution_profiles": {EXEC_PROFILE_DEFAULT: profile}, "connect_timeout": 10}
+        creds = target.credentials()
+        if creds:
+            kwargs["auth_provider"] = PlainTextAuthProvider(*creds)
+        if target.tls:
+            from cassperf.cluster.remote import TlsOptions
+            tls = TlsOptions.from_env()
+            if tls is not None:
+                kwargs["ssl_context"] = tls.context()
+        self._cluster = Cluster(**kwargs)
+        loop = asyncio.get_running_loop()
+        try:
+            self._session = await loop.run_in_executor(None, self._cluster.connect)
+        except Exception as exc:  # noqa: BLE001 - NoHostAvailable and friends
+            raise BackendError(f"cassandra-driver could not connect to {', '.join(target.contact_points)}:"
+                               f"{target.port}: {type(exc).__name__}: {exc}") from exc
+
+    async def prepare(self, cql: str) -> Executor:
+        loop = asyncio.get_running_loop()
+        prepared = await loop.run_in_executor(None, self._session.prepare, cql)
+        execute_async = self._session.execute_async
+        call_soon = loop.call_soon_threadsafe
+
+        def _ok(_rows: Any, fut: asyncio.Future) -> None:
+            call_soon(_set_result, fut)
+
+        def _err(exc: BaseException, fut: asyncio.Future) -> None:
+            call_soon(_set_exception, fut, exc)
+
+        def execute(values: list[Any]) -> asyncio.Future:
+            fut = loop.create_future()
+            execute_async(prepared, values).add_callbacks(_ok, _err, callback_args=(fut,), errback_args=(fut,))
+            return fut
+
+        return execute
+
+    def error_kind(self, exc: BaseException) -> str:
+        for cls, kind in _KINDS:
+            if isinstance(exc, cls):
+                return kind
+        return "other"
+
+    async def close(self) -> None:
+        if self._cluster is not None:
+            self._cluster.shutdown()
+            self._cluster = None
+
+
+def _set_result(fut: asyncio.Future) -> None:
+    if not fut.done():
+        fut.set_result(None)
+
+
+def _set_exception(fut: asyncio.Future, exc: BaseException) -> None:
+    if not fut.done():
+        fut.set_exception(exc)
+
+
+BACKEND = DriverBackend

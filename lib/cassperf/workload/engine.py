@@ -1,0 +1,437 @@
+"""The Python load engine: runs a WorkloadSpec against a cluster and writes a Run as it goes.
+
+    from cassperf.workload.engine import run_workload
+    run = run_workload(WorkloadSpec(op="write", n=100_000, rate="fixed=5000/s"), cluster)
+
+Layout. The parent process (this module) creates the schema through cassandra-driver (control
+plane), starts P worker processes (``worker``; multiprocessing ``spawn``, one asyncio loop and
+one backend session each, ``concurrency`` requests in flight split among them), publishes the
+start time, then merges the workers' interval histograms (``cassperf.hdr``: summed bucket by
+bucket, never averaged) and writes each interval to the run folder as soon as every worker has
+reported it:
+
+    intervals.jsonl   one row per (interval, op), fsynced: INTERVAL_COLUMNS plus the extra
+                      columns below
+    histograms.jsonl  one merged histogram per (interval, tag), tags WRITE-st / WRITE-rt / ...
+    raw/engine.hdr    the same histograms as a standard HdrHistogram interval log (ns values,
+                      Interval_Max in ms; readable by cassperf.parsers.hdr_log and HdrHistogram
+                      tools)
+    events.jsonl      warmup:start, load:start, load:end, interrupted, worker failures
+
+Latency. Under ``fixed=X/s`` the latency_* columns are response time (from each op's intended
+start, coordinated omission corrected; manifest latency_type "response"), and the same
+percentiles of service time (from the actual send) are in ``latency_service_*_ms``. Otherwise
+latency_* is service time (latency_type "service") and latency_service_* repeats it.
+
+Extra interval/summary columns: start_s (interval start, s since the run's t0), interval_s,
+latency_service_{mean,p50,p95,p99,p999,max}_ms, errors_{write_timeout,read_timeout,
+unavailable,other} (``errors`` is their sum). Failed ops carry no latency.
+
+Crashes and stops. Every interval row is durable when written; a SIGKILLed engine leaves a
+folder that ``load_run`` reads with every closed interval (complete=False), and its workers die
+with it (PR_SET_PDEATHSIG). Ctrl-C (SIGINT) stops the workers, waits for their in-flight ops
+(at most worker.DRAIN_TIMEOUT_S), writes the last partial interval and the summary, closes the
+run as incomplete ("interrupted") and re-raises KeyboardInterrupt. A second Ctrl-C stops
+waiting. A worker that dies is reported as a warning and the run carries on without it;
+when a node dies, its errors are counted and the run carries on.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import multiprocessing as mp
+import os
+import queue as queue_mod
+import signal
+import time
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+import cassperf
+from cassperf import hdr
+from cassperf.errors import CassperfError, ConfigError
+from cassperf.parsers.hdr_log import write_hdr_log
+from cassperf.results.manifest import build_manifest
+from cassperf.results.model import Run
+from cassperf.results.store import RunWriter, load_run
+from cassperf.workload.backends.base import ERROR_KINDS, Target, load, resolve
+from cassperf.workload.recorder import LAYOUT
+from cassperf.workload.scheduler import NS_PER_S, split_count
+from cassperf.workload.spec import WorkloadSpec
+from cassperf.workload.stress_cmdline import schema_cql
+from cassperf.workload.worker import WorkerPlan, op_weights, tags_for, worker_main
+
+TOOL = "cassperf-engine"
+HDR_LOG = "engine.hdr"
+READY_TIMEOUT_S = 120.0
+START_MARGIN_S = 0.3
+SERVICE_STATS = ("mean", "p50", "p95", "p99", "p999", "max")
+_LAYOUT = hdr.Layout(LAYOUT.lowest, LAYOUT.highest, LAYOUT.significant_figures)
+
+
+class EngineError(CassperfError):
+    """The engine could not start its workers or they failed before the load began."""
+
+
+def default_processes(spec: WorkloadSpec) -> int:
+    """One worker per core, never more than the requests in flight (or the ops) allow."""
+    cap = spec.concurrency if spec.n is None else min(spec.concurrency, spec.n)
+    return max(1, min(os.cpu_count() or 1, cap))
+
+
+def create_schema(spec: WorkloadSpec, cluster: Any) -> None:
+    """CREATE KEYSPACE / TABLE IF NOT EXISTS as cassandra-stress would (cassandra-driver;
+    the driver waits for schema agreement after each statement)."""
+    session = cluster.session()
+    for cql in schema_cql(spec):
+        session.execute(cql, timeout=60)
+
+
+def _command(spec: WorkloadSpec) -> str:
+    try:
+        return f"{TOOL} (spec as cassandra-stress: {spec.to_stress_command()})"
+    except ConfigError:
+        return f"{TOOL} {spec!r}"
+
+
+class _Collector:
+    """Merges the workers' reports per interval and writes rows, histograms and the HDR log."""
+
+    def __init__(self, writer: RunWriter, spec: WorkloadSpec, workers: int, t0_ns: int, epoch0: float,
+                 progress: Any) -> None:
+        self.writer, self.spec, self.t0 = writer, spec, t0_ns
+        self.ops = [name for name, _ in op_weights(spec)]
+        self.fixed = spec.rate.kind == "fixed"
+        self.tags = tags_for(self.ops, self.fixed)
+        self.pending: dict[int, dict[int, tuple]] = {}
+        self.done_at: dict[int, int] = {}
+        self.next_k = 0
+        self.workers = workers
+        self.totals = {t: np.zeros(0, dtype=np.int64) for t in self.tags}
+        self.counts = dict.fromkeys(self.ops, 0)
+        self.errors = {op: dict.fromkeys(ERROR_KINDS, 0) for op in self.ops}
+        self.seen_examples: set[str] = set()
+        self.last_end_s = 0.0
+        self.clamped = 0
+        self.progress = progress
+        self.stats: dict[int, dict[str, Any]] = {}     # worker -> its 'done' figures
+        self.hdr_log = writer.raw_stream(HDR_LOG)
+        self.hdr_log.write(write_hdr_log([], start_epoch_s=epoch0,
+                                         comment="cassperf engine op latencies (values in ns)"))
+
+    def add(self, msg: tuple) -> None:
+        _, w, k, *_ = msg
+        self.pending.setdefault(k, {})[w] = msg
+
+    def worker_done(self, w: int, last_k: int) -> None:
+        self.done_at[w] = last_k
+
+    def finished(self) -> bool:
+        """Every worker is done and every interval up to the last one reported is written."""
+        return len(self.done_at) == self.workers and self.next_k > max(self.done_at.values(), default=-1)
+
+    def flush_ready(self) -> None:
+        """Write, in order, every interval that each worker has reported (or is past)."""
+        while not self.finished():
+            k = self.next_k
+            got = self.pending.get(k, {})
+            if any(w not in got and not (w in self.done_at and self.done_at[w] < k) for w in range(self.workers)):
+                return
+            if got:
+                msgs = list(self.pending.pop(k).values())
+                with _sigint_deferred():
+                    self._write(k, msgs)
+            self.next_k += 1
+
+    def _write(self, k: int, msgs: list[tuple]) -> None:
+        start_ns = min(m[3] for m in msgs)
+        end_ns = max(m[4] for m in msgs)
+        start_s, end_s = (start_ns - self.t0) / NS_PER_S, (end_ns - self.t0) / NS_PER_S
+        length = end_s - start_s
+        stats: dict[str, dict[str, float | int]] = {}
+        hist_rows, log_lines = [], []
+        for tag in self.tags:
+            payloads = [m[5][tag][1] for m in msgs if tag in m[5]]
+            self.clamped += sum(m[5][tag][3] for m in msgs if tag in m[5])
+            merged = hdr.merge_encoded(payloads)
+            if merged is None:
+                continue
+            encoded = hdr.encode(merged)
+            counts = hdr.decode_counts(encoded).counts
+            acc = self.totals[tag]
+            if acc.size < counts.size:
+                acc = self.totals[tag] = np.concatenate([acc, np.zeros(counts.size - acc.size, np.int64)])
+            acc[:counts.size] += counts
+            stats[tag] = hdr.summary_ms(merged, "ns")
+            hist_rows.append({"tag": tag, "start_s": start_s, "end_s": end_s, "encoded": encoded})
+            log_lines.append(f"Tag={tag},{start_s:.3f},{length:.3f},{merged.get_max_value() / 1e6:.3f},{encoded}\n")
+        rows = []
+        for op in self.ops:
+            errs = {kind: sum(m[6][op][kind] for m in msgs) for kind in ERROR_KINDS}
+            for kind, n in errs.items():
+                self.errors[op][kind] += n
+            st = stats.get(f"{op.upper()}-st", {})
+            main = stats.get(f"{op.upper()}-rt", {}) if self.fixed else st
+            count = int(st.get("count", 0))
+            self.counts[op] += count
+            rows.append(_row(op, count, length, main, st, errs) | {"time_s": end_s, "start_s": start_s})
+        for m in msgs:
+            for name, text in m[7].items():
+                if name not in self.seen_examples:
+                    self.seen_examples.add(name)
+                    self.writer.warn(f"first {name} at {end_s:.1f} s: {text}")
+        self.writer.append_histograms(hist_rows)
+        self.writer.append_intervals(rows)
+        self.hdr_log.write("".join(log_lines))
+        self.hdr_log.flush()
+        os.fsync(self.hdr_log.fileno())
+        self.last_end_s = end_s
+        self._show(rows, stats, length)
+
+    def _show(self, rows: list[dict[str, Any]], stats: dict[str, Any], length: float) -> None:
+        if self.progress is None:
+            return
+        total = sum(r["count"] for r in rows)
+        kind = "rt" if self.fixed else "st"
+        p99 = max((s["latency_p99_ms"] for t, s in stats.items() if t.endswith(kind)), default=math.nan)
+        errors = sum(r["errors"] for r in rows)
+        self.progress.update(total if self.spec.n is not None else length)
+        self.progress.set_postfix({"ops/s": f"{total / length:,.0f}" if length > 0 else "-",
+                                   "p99 ms": f"{p99:.2f}", "errors": errors}, refresh=False)
+
+    def summary(self) -> list[dict[str, Any]]:
+        out = []
+        duration = self.last_end_s
+        for op in self.ops:
+            main_tag = f"{op.upper()}-{'rt' if self.fixed else 'st'}"
+            main = _stats_of(self.totals.get(main_tag))
+            st = _stats_of(self.totals.get(f"{op.upper()}-st"))
+            row = _row(op, self.counts[op], duration, main, st, self.errors[op])
+            row.update({"duration_s": duration, "partitions": self.counts[op], "rows": self.counts[op]})
+            out.append(row)
+        return out
+
+
+@contextmanager
+def _sigint_deferred() -> Iterator[None]:
+    """Hold SIGINT while one interval is written, so Ctrl-C never leaves half an interval
+    (histograms without rows); a Ctrl-C meanwhile is delivered at the end."""
+    try:
+        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+    except (AttributeError, ValueError, OSError):
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, old)
+
+
+def _stats_of(counts: np.ndarray | None) -> dict[str, float | int]:
+    if counts is None or not counts.size or not counts.any():
+        return {}
+    return hdr.stats_ms(_LAYOUT, counts, "ns")
+
+
+def _row(op: str, count: int, length_s: float, main: Mapping[str, Any], st: Mapping[str, Any],
+         errs: Mapping[str, int]) -> dict[str, Any]:
+    nan = math.nan
+    rate = count / length_s if length_s > 0 else nan
+    row: dict[str, Any] = {"op": op, "count": count, "rate_ops_s": rate, "partition_rate_s": rate,
+                           "row_rate_s": rate, "interval_s": length_s}
+    for name in ("mean", "p50", "p95", "p99", "p999", "max"):
+        row[f"latency_{name}_ms"] = main.get(f"latency_{name}_ms", nan)
+    for name in SERVICE_STATS:
+        row[f"latency_service_{name}_ms"] = st.get(f"latency_{name}_ms", nan)
+    row["errors"] = sum(errs.values())
+    for kind in ERROR_KINDS:
+        row[f"errors_{kind}"] = errs[kind]
+    return row
+
+
+def _progress_bar(spec: WorkloadSpec, enabled: bool) -> Any:
+    if not enabled:
+        return None
+    from tqdm.auto import tqdm
+    if spec.n is not None:
+        return tqdm(total=spec.n, unit="op", desc=f"{spec.op}", dynamic_ncols=True)
+    return tqdm(total=spec.duration, unit="s", desc=f"{spec.op}", dynamic_ncols=True,
+                bar_format="{l_bar}{bar}| {n:.0f}/{total_fmt} s [{elapsed}<{remaining}{postfix}]")
+
+
+def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = None,
+                 labels: Mapping[str, Any] | None = None, run_id: str | None = None,
+                 processes: int | None = None, backend: str = "auto", progress: bool = True,
+                 schema: bool = True, warmup_s: float = 2.0, rng_seed: int = 0) -> Run:
+    """Run ``spec`` against ``cluster`` (a ClusterHandle) and return the stored Run.
+
+    root: runs folder (default cassperf.config.runs_dir()); processes: worker processes
+    (default one per core, see default_processes); backend: "auto" (acsylla, else driver),
+    "acsylla" or "driver"; schema: create keyspace1.standard1 first (IF NOT EXISTS);
+    warmup_s: seconds of unrecorded load before t0 when spec.warmup (0 disables it).
+    """
+    target = Target.of(cluster)
+    backend_name = resolve(backend, target.tls)
+    backend_version = load(backend_name).version()
+    nproc = processes or default_processes(spec)
+    if spec.n is not None and nproc > spec.n:
+        nproc = spec.n
+    conc = split_count(spec.concurrency, nproc)
+    if min(conc) < 1:
+        raise ConfigError(f"concurrency {spec.concurrency} cannot be split over {nproc} processes")
+    counts: list[int | None] = list(split_count(spec.n, nproc)) if spec.n is not None else [None] * nproc
+    warm = warmup_s if spec.warmup else 0.0
+    if schema:
+        create_schema(spec, cluster)
+    engine_info = {"backend": backend_name, "backend_version": backend_version, "processes": nproc,
+                   "concurrency_per_process": conc, "warmup_s": warm, "rng_seed": rng_seed}
+    manifest = build_manifest(run_id=run_id, tool=TOOL, tool_version=f"{cassperf.__version__} ({backend_version})",
+                              command=_command(spec), parameters=dataclasses.asdict(spec) | {"engine": engine_info},
+                              labels=dict(labels or {}), latency_type="response" if spec.rate.is_fixed else "service",
+                              cluster=getattr(cluster, "description", None))
+    manifest.update({"histogram_unit": "ns", "hdr_log": f"raw/{HDR_LOG}", "engine": engine_info,
+                     "interval_s": spec.interval_s})
+    writer = RunWriter(manifest, root=root).open()
+    ctx = mp.get_context("spawn")
+    reports: Any = ctx.Queue()
+    go, stop = ctx.Event(), ctx.Event()
+    t0_value = ctx.Value("q", 0)
+    procs = []
+    for i in range(nproc):
+        plan = WorkerPlan(i, nproc, spec, target, backend_name, conc[i], counts[i], warm, rng_seed)
+        p = ctx.Process(target=worker_main, args=(plan, reports, go, t0_value, stop), name=f"cassperf-engine-{i}",
+                        daemon=True)
+        p.start()
+        procs.append(p)
+    bar = None
+    error: str | None = None
+    interrupted = False
+    try:
+        _await_ready(reports, procs, writer)
+        t0 = time.monotonic_ns() + int((warm + START_MARGIN_S) * NS_PER_S)
+        epoch0 = time.time() + (t0 - time.monotonic_ns()) / NS_PER_S
+        t0_value.value = t0
+        writer.manifest["t0_epoch_s"] = epoch0
+        bar = _progress_bar(spec, progress)
+        collector = _Collector(writer, spec, nproc, t0, epoch0, bar)
+        go.set()
+        if warm:
+            writer.event("warmup:start", f"{warm:g} s of unrecorded load")
+        interrupted = _collect(reports, procs, collector, writer, stop, t0)
+        writer.event("load:end", "interrupted" if interrupted else "")
+        writer.append_summary(collector.summary())
+        _finish_manifest(writer, collector)
+        if interrupted:
+            error = "interrupted (SIGINT): the last interval is partial"
+    except BaseException as exc:
+        error = f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        stop.set()
+        go.set()
+        if bar is not None:
+            bar.close()
+        _reap(procs)
+        writer.close(error=error)
+    if interrupted:
+        raise KeyboardInterrupt
+    return load_run(writer.path)
+
+
+def _await_ready(reports: Any, procs: list[Any], writer: RunWriter) -> None:
+    ready: set[int] = set()
+    deadline = time.monotonic() + READY_TIMEOUT_S
+    while len(ready) < len(procs):
+        try:
+            msg = reports.get(timeout=0.5)
+        except queue_mod.Empty:
+            dead = [i for i, p in enumerate(procs) if p.exitcode is not None and i not in ready]
+            if dead:
+                raise EngineError(f"worker {dead[0]} exited with code {procs[dead[0]].exitcode} before it was ready")
+            if time.monotonic() > deadline:
+                raise EngineError(f"workers not ready after {READY_TIMEOUT_S:.0f} s") from None
+            continue
+        if msg[0] == "fatal":
+            raise EngineError(f"worker {msg[1]} failed while connecting:\n{msg[2]}")
+        if msg[0] == "ready":
+            ready.add(msg[1])
+            writer.manifest.setdefault("engine_worker_pids", []).append(msg[3])
+
+
+def _collect(reports: Any, procs: list[Any], col: _Collector, writer: RunWriter, stop: Any, t0: int) -> bool:
+    """Receive reports until every worker is done; True when interrupted by Ctrl-C."""
+    interrupted = False
+    load_started = False
+    dead: set[int] = set()
+    while not col.finished():
+        try:
+            if not load_started and time.monotonic_ns() >= t0:
+                writer.event("load:start", "")
+                load_started = True
+            try:
+                msg = reports.get(timeout=0.2)
+            except queue_mod.Empty:
+                for i, p in enumerate(procs):
+                    if p.exitcode is not None and i not in col.done_at and i not in dead:
+                        dead.add(i)
+                        last = max((k for k, got in col.pending.items() if i in got), default=col.next_k - 1)
+                        col.worker_done(i, last)
+                        writer.warn(f"worker {i} exited with code {p.exitcode} after interval {last}; "
+                                    f"the run carries on without it")
+                        writer.event("worker-died", f"worker {i} exit code {p.exitcode}")
+                col.flush_ready()
+                continue
+            kind = msg[0]
+            if kind == "interval":
+                col.add(msg)
+            elif kind == "done":
+                col.worker_done(msg[1], msg[2])
+                col.stats[msg[1]] = msg[3]
+            elif kind == "fatal":
+                writer.warn(f"worker {msg[1]} failed:\n{msg[2]}")
+                writer.event("worker-died", f"worker {msg[1]}: {msg[2].strip().splitlines()[-1]}")
+            col.flush_ready()
+        except KeyboardInterrupt:
+            if interrupted:       # a second Ctrl-C: stop waiting for the workers
+                for p in procs:
+                    if p.exitcode is None:
+                        p.terminate()
+                for i in range(len(procs)):
+                    col.done_at.setdefault(i, col.next_k - 1)
+                col.pending = {k: v for k, v in col.pending.items() if k < col.next_k}
+                break
+            interrupted = True
+            stop.set()
+            writer.event("interrupted", "SIGINT: stopping the workers")
+    return interrupted
+
+
+def _finish_manifest(writer: RunWriter, col: _Collector) -> None:
+    stats = col.stats
+    cpu = sum(s.get("cpu_s", 0.0) for s in stats.values())
+    ops = sum(col.counts.values()) + sum(sum(e.values()) for e in col.errors.values())
+    writer.manifest["engine"] = {**writer.manifest.get("engine", {}),
+                                 "client_cpu_s": cpu,
+                                 "client_cpu_us_per_op": cpu / ops * 1e6 if ops else None,
+                                 "worker_rss_bytes": [s.get("rss_bytes") for _, s in sorted(stats.items())],
+                                 "abandoned_ops": sum(s.get("abandoned", 0) for s in stats.values()),
+                                 "clamped_samples": col.clamped}
+
+
+def _reap(procs: list[Any], timeout_s: float = 10.0) -> None:
+    """Join our workers; terminate (then kill) any that do not exit in time."""
+    deadline = time.monotonic() + timeout_s
+    for p in procs:
+        p.join(max(0.0, deadline - time.monotonic()))
+    for p in procs:
+        if p.exitcode is None:
+            p.terminate()
+            p.join(2.0)
+        if p.exitcode is None:
+            p.kill()
+            p.join(1.0)
