@@ -1,0 +1,164 @@
+"""JMX over HTTP: one Jolokia bulk request per node per sample (about 25-40 ms per node here).
+
+MBeans read (Cassandra 4.0-5.0 names):
+
+    gc_count, gc_time_ms      java.lang:type=GarbageCollector,name=*  CollectionCount, CollectionTime
+                              (summed over collectors)
+    compactions_pending       org.apache.cassandra.metrics:type=Compaction,name=PendingTasks  Value
+    compactions_completed     ...:type=Compaction,name=TotalCompactionsCompleted  Count
+    bytes_compacted           ...:type=Compaction,name=BytesCompacted  Count
+    read_timeouts             ...:type=ClientRequest,scope=Read,name=Timeouts  Count
+    write_timeouts            ...:type=ClientRequest,scope=Write,name=Timeouts  Count
+    live_sstables:ks.t        ...:type=Table,keyspace=ks,scope=t,name=LiveSSTableCount  Value
+    sstables_level_N:ks.t     org.apache.cassandra.db:type=Tables,keyspace=ks,table=t  SSTableCountPerLevel
+                              (null for non-leveled tables: no rows then)
+    pool_<p>_pending/active/blocked/completed  (only with pools=True, when the node has no
+                              virtual tables) ...:type=ThreadPools,path=*,scope=<p>,name=PendingTasks,
+                              ActiveTasks, CurrentlyBlockedTasks, CompletedTasks
+
+A request the node answers with an error (a table that does not exist yet) gives no row and is
+reported in the node's Outcome.error; the other values of that node are still written.
+"""
+
+from __future__ import annotations
+
+import json
+import urllib.error
+import urllib.request
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from cassperf.errors import ClusterError
+from cassperf.sampler.base import NodeRef, Outcome, PartialRead, Reading, Source, each_node, utc_now
+from cassperf.sampler.names import level_metric, pool_metric, table_metric
+
+_METRICS = "org.apache.cassandra.metrics"
+_POOL_MBEANS = {"pending": "PendingTasks", "active": "ActiveTasks", "blocked": "CurrentlyBlockedTasks",
+                "completed": "CompletedTasks"}
+
+#: (metric, mbean, attribute) for node-wide single values.
+_NODE_READS: list[tuple[str, str, str]] = [
+    ("compactions_pending", f"{_METRICS}:type=Compaction,name=PendingTasks", "Value"),
+    ("compactions_completed", f"{_METRICS}:type=Compaction,name=TotalCompactionsCompleted", "Count"),
+    ("bytes_compacted", f"{_METRICS}:type=Compaction,name=BytesCompacted", "Count"),
+    ("read_timeouts", f"{_METRICS}:type=ClientRequest,scope=Read,name=Timeouts", "Count"),
+    ("write_timeouts", f"{_METRICS}:type=ClientRequest,scope=Write,name=Timeouts", "Count"),
+]
+_GC_MBEAN = "java.lang:type=GarbageCollector,name=*"
+
+
+def _scalar(value: Any) -> float:
+    """A Jolokia value as a float ({'Value': 3} or 3)."""
+    if isinstance(value, dict) and len(value) == 1:
+        value = next(iter(value.values()))
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"not a number: {value!r}")
+    return float(value)
+
+
+def _prop(mbean: str, key: str) -> str | None:
+    """The value of `key` in an MBean name: 'a:type=X,scope=ReadStage' -> 'ReadStage'."""
+    for part in mbean.split(":", 1)[-1].split(","):
+        k, _, v = part.partition("=")
+        if k == key:
+            return v
+    return None
+
+
+class JolokiaSource(Source):
+    """Reads each node through its Jolokia agent. `url_for(node)` gives the agent's base URL
+    (e.g. http://127.0.0.1:8778/jolokia)."""
+
+    name = "jolokia"
+
+    def __init__(self, url_for: Callable[[NodeRef], str], tables: Sequence[tuple[str, str]] = (),
+                 pools: bool = False, timeout_s: float = 5.0) -> None:
+        self.url_for = url_for
+        self.tables = list(tables)
+        self.pools = pools
+        self.timeout_s = timeout_s
+
+    def requests(self) -> list[dict[str, Any]]:
+        """The bulk request body, in the order `_readings` expects."""
+        reqs: list[dict[str, Any]] = [{"type": "read", "mbean": _GC_MBEAN,
+                                       "attribute": ["CollectionCount", "CollectionTime"]}]
+        reqs += [{"type": "read", "mbean": mbean, "attribute": attr} for _, mbean, attr in _NODE_READS]
+        for ks, t in self.tables:
+            reqs.append({"type": "read", "mbean": f"{_METRICS}:type=Table,keyspace={ks},scope={t},name=LiveSSTableCount",
+                         "attribute": "Value"})
+            reqs.append({"type": "read", "mbean": f"org.apache.cassandra.db:type=Tables,keyspace={ks},table={t}",
+                         "attribute": "SSTableCountPerLevel"})
+        if self.pools:
+            for mbean_name in _POOL_MBEANS.values():
+                reqs.append({"type": "read", "mbean": f"{_METRICS}:type=ThreadPools,path=*,scope=*,name={mbean_name}",
+                             "attribute": "Value"})
+        return reqs
+
+    def _post(self, url: str, body: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        data = json.dumps(body).encode()
+        req = urllib.request.Request(url.rstrip("/") + "/", data=data, headers={"Content-Type": "application/json"})
+        try:
+            with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
+                answer = json.loads(resp.read().decode())
+        except (urllib.error.URLError, OSError, json.JSONDecodeError) as exc:
+            raise ClusterError(f"Jolokia at {url} did not answer: {exc}") from None
+        if not isinstance(answer, list) or len(answer) != len(body):
+            raise ClusterError(f"Jolokia at {url} answered a bulk request of {len(body)} reads with "
+                               f"{type(answer).__name__} {str(answer)[:200]}")
+        return answer
+
+    def _readings(self, node: str, when: Any, answers: list[dict[str, Any]]) -> tuple[list[Reading], list[str]]:
+        out: list[Reading] = []
+        problems: list[str] = []
+
+        def ok(answer: dict[str, Any]) -> bool:
+            if answer.get("status") == 200:
+                return True
+            mbean = (answer.get("request") or {}).get("mbean", "?")
+            problems.append(f"{mbean}: {answer.get('error') or answer.get('status')}")
+            return False
+
+        it = iter(answers)
+        gc = next(it)
+        if ok(gc):
+            collectors = gc["value"].values()
+            out.append(Reading(when, node, "gc_count", float(sum(c["CollectionCount"] for c in collectors))))
+            out.append(Reading(when, node, "gc_time_ms", float(sum(c["CollectionTime"] for c in collectors))))
+        for metric, _, _ in _NODE_READS:
+            answer = next(it)
+            if ok(answer):
+                out.append(Reading(when, node, metric, _scalar(answer["value"])))
+        for ks, t in self.tables:
+            live, levels = next(it), next(it)
+            if ok(live):
+                out.append(Reading(when, node, table_metric("live_sstables", ks, t), _scalar(live["value"])))
+            if ok(levels) and levels["value"] is not None:
+                for level, count in enumerate(levels["value"]):
+                    out.append(Reading(when, node, level_metric(level, ks, t), float(count)))
+        if self.pools:
+            for what in _POOL_MBEANS:
+                answer = next(it)
+                if ok(answer):
+                    for mbean, value in sorted(answer["value"].items()):
+                        pool = _prop(mbean, "scope")
+                        if pool:
+                            out.append(Reading(when, node, pool_metric(pool, what), _scalar(value)))
+        return out, problems
+
+    def read(self, node: NodeRef) -> list[Reading]:
+        """All of this source's metrics for one node: ClusterError when the agent cannot be read,
+        PartialRead (with the values that were read) when single reads failed."""
+        when = utc_now()
+        answers = self._post(self.url_for(node), self.requests())
+        try:
+            readings, problems = self._readings(node.name, when, answers)
+        except (KeyError, TypeError, ValueError, AttributeError, StopIteration) as exc:
+            raise ClusterError(f"Jolokia on {node.name} answered in a shape this sampler does not know "
+                               f"({type(exc).__name__}: {exc})") from None
+        if problems:
+            raise PartialRead(readings, f"Jolokia on {node.name}: " + "; ".join(problems))
+        return readings
+
+    def sample(self, nodes: Sequence[NodeRef]) -> list[Outcome]:
+        return each_node(nodes, self.read)
+
