@@ -7,8 +7,11 @@ from abc import ABC, abstractmethod
 from typing import Any
 
 import pandas as pd
-from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, Session
+from cassandra import AuthenticationFailed
+from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, NoHostAvailable, Session
 from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
+
+from cassperf.errors import ClusterError
 
 
 class ClusterHandle(ABC):
@@ -64,7 +67,16 @@ class ClusterHandle(ABC):
         if self._driver is None:
             self._driver = self.driver_cluster()
         if keyspace not in self._sessions:
-            self._sessions[keyspace] = self._driver.connect(keyspace)
+            try:
+                self._sessions[keyspace] = self._driver.connect(keyspace)
+            except NoHostAvailable as exc:
+                reasons = "; ".join(f"{host}: {err}" for host, err in exc.errors.items()) or str(exc)
+                auth = any(isinstance(e, AuthenticationFailed) or "Authentication" in str(e) for e in exc.errors.values())
+                hint = ("check the credentials in the environment variables named in the README "
+                        "(CASSPERF_USERNAME / CASSPERF_PASSWORD)" if auth else
+                        "check that the nodes are up and the contact points and port are right")
+                raise ClusterError(f"cannot connect to {', '.join(self.contact_points)} port {self.port}: "
+                                   f"{reasons}; {hint}") from None
         return self._sessions[keyspace]
 
     def close(self) -> None:

@@ -1,0 +1,48 @@
+"""A cluster the user names, reached with credentials from the environment. The node is a real
+local one with PasswordAuthenticator; RemoteCluster only knows its address."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cassperf.cluster import RemoteCluster, connect
+from cassperf.errors import ClusterError, ToolError
+
+pytestmark = pytest.mark.cluster
+
+
+def test_named_cluster_with_env_credentials_and_clear_errors(make_cluster, monkeypatch, tmp_path):
+    make_cluster("auth", "dc1:1", "127.0.13.1", yaml_overrides={"authenticator": "PasswordAuthenticator"},
+                 jvm_options=["-Dcassandra.superuser_setup_delay_ms=0"]).start()
+
+    monkeypatch.delenv("CASSPERF_USERNAME", raising=False)
+    monkeypatch.delenv("CASSPERF_PASSWORD", raising=False)
+    anonymous = RemoteCluster("127.0.13.1", local_dc="dc1")
+    with pytest.raises(ClusterError, match=r"cannot connect to 127\.0\.13\.1 port 9042: .*check the credentials"):
+        anonymous.session()
+
+    monkeypatch.setenv("CASSPERF_USERNAME", "cassandra")
+    monkeypatch.setenv("CASSPERF_PASSWORD", "cassandra")
+    named = connect("127.0.13.1", local_dc="dc1")
+    try:
+        assert isinstance(named, RemoteCluster)
+        assert named.cassandra_version() == "5.0.6"
+        assert list(named.topology_frame()["address"]) == ["127.0.13.1"]
+        assert "cassandra" not in json.dumps(named.description).replace('"CASSPERF_', "")
+        monkeypatch.setenv("PATH", str(tmp_path))  # no nodetool on PATH, no CASSANDRA_HOME
+        monkeypatch.delenv("CASSANDRA_HOME", raising=False)
+        with pytest.raises(ToolError, match="set CASSANDRA_HOME to a Cassandra install or put nodetool on PATH"):
+            named.nodetool(1, "status")
+    finally:
+        named.close()
+
+    monkeypatch.setenv("CASSPERF_PASSWORD", "wrong")
+    with pytest.raises(ClusterError, match="check the credentials"):
+        RemoteCluster("127.0.13.1", local_dc="dc1").session()
+
+
+def test_unreachable_cluster_names_the_contact_points():
+    with pytest.raises(ClusterError, match=r"cannot connect to 127\.0\.13\.99 port 9042: .*check that the nodes are up"):
+        RemoteCluster(["127.0.13.99"]).session()
