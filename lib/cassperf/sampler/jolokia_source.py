@@ -14,7 +14,7 @@ MBeans read (Cassandra 4.0-5.0 names):
                               (null for non-leveled tables: no rows then)
     pool_<p>_pending/active/blocked/completed  (only with pools=True, when the node has no
                               virtual tables) ...:type=ThreadPools,path=*,scope=<p>,name=PendingTasks,
-                              ActiveTasks, CurrentlyBlockedTasks, CompletedTasks
+                              ActiveTasks, CompletedTasks (Value), CurrentlyBlockedTasks (Count)
 
 A request the node answers with an error (a table that does not exist yet) gives no row and is
 reported in the node's Outcome.error; the other values of that node are still written.
@@ -33,8 +33,9 @@ from cassperf.sampler.base import NodeRef, Outcome, PartialRead, Reading, Source
 from cassperf.sampler.names import level_metric, pool_metric, table_metric
 
 _METRICS = "org.apache.cassandra.metrics"
-_POOL_MBEANS = {"pending": "PendingTasks", "active": "ActiveTasks", "blocked": "CurrentlyBlockedTasks",
-                "completed": "CompletedTasks"}
+#: pool field -> (metric name, attribute): CurrentlyBlockedTasks is a counter (Count), the rest gauges
+_POOL_MBEANS = {"pending": ("PendingTasks", "Value"), "active": ("ActiveTasks", "Value"),
+                "blocked": ("CurrentlyBlockedTasks", "Count"), "completed": ("CompletedTasks", "Value")}
 
 #: (metric, mbean, attribute) for node-wide single values.
 _NODE_READS: list[tuple[str, str, str]] = [
@@ -89,9 +90,9 @@ class JolokiaSource(Source):
             reqs.append({"type": "read", "mbean": f"org.apache.cassandra.db:type=Tables,keyspace={ks},table={t}",
                          "attribute": "SSTableCountPerLevel"})
         if self.pools:
-            for mbean_name in _POOL_MBEANS.values():
+            for mbean_name, attribute in _POOL_MBEANS.values():
                 reqs.append({"type": "read", "mbean": f"{_METRICS}:type=ThreadPools,path=*,scope=*,name={mbean_name}",
-                             "attribute": "Value"})
+                             "attribute": attribute})
         return reqs
 
     def _post(self, url: str, body: list[dict[str, Any]]) -> list[dict[str, Any]]:
