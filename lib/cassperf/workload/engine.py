@@ -78,10 +78,20 @@ class EngineError(CassperfError):
     """The engine could not start its workers or they failed before the load began."""
 
 
+#: A paced (fixed/throttle) rate gets one worker per this many ops/s: each worker adds wake-ups
+#: per op, so at moderate rates one process costs less client CPU than two (bench/engine.py).
+PACED_OPS_S_PER_PROCESS = 10_000
+
+
 def default_processes(spec: WorkloadSpec) -> int:
-    """One worker per core, never more than the requests in flight (or the ops) allow."""
+    """One worker per core for an unlimited rate; for a paced rate one per
+    PACED_OPS_S_PER_PROCESS ops/s (at most one per core); never more than the requests in
+    flight (or the ops) allow."""
+    cores = os.cpu_count() or 1
     cap = spec.concurrency if spec.n is None else min(spec.concurrency, spec.n)
-    return max(1, min(os.cpu_count() or 1, cap))
+    if spec.rate.ops_per_s is not None:
+        cores = min(cores, math.ceil(spec.rate.ops_per_s / PACED_OPS_S_PER_PROCESS))
+    return max(1, min(cores, cap))
 
 
 def create_schema(spec: WorkloadSpec, cluster: Any) -> None:
@@ -200,7 +210,8 @@ class _Collector:
         kind = "rt" if self.fixed else "st"
         p99 = max((s["latency_p99_ms"] for t, s in stats.items() if t.endswith(kind)), default=math.nan)
         errors = sum(r["errors"] for r in rows)
-        self.progress.update(total if self.spec.n is not None else length)
+        step = total if self.spec.n is not None else length
+        self.progress.update(max(0.0, min(step, self.progress.total - self.progress.n)))
         self.progress.set_postfix({"ops/s": f"{total / length:,.0f}" if length > 0 else "-",
                                    "p99 ms": f"{p99:.2f}", "errors": errors}, refresh=False)
 

@@ -182,8 +182,8 @@ class Worker:
                 continue
             t_done = now()
             st[op].append(t_done - t_send)
-            if rt is not None:
-                rt[op].append(t_done - intended)
+            if rt is not None:  # a timer that fired early (loop resolution) sent the op early
+                rt[op].append(t_done - (intended if intended < t_send else t_send))
 
     def _error(self, phase: _Phase, op: int, exc: BaseException) -> bool:
         """Count a failure; True when it is of kind 'other' (the caller pauses)."""
@@ -326,11 +326,13 @@ def worker_main(plan: WorkerPlan, queue: Any, go: Any, t0: Any, stop: Any) -> No
     """Process entry point (spawned). Sends ('fatal', index, traceback) on any failure."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
-    try:
-        import uvloop  # noqa: PLC0415 - optional, faster event loop when installed
-        runner = uvloop.run
-    except ImportError:
-        runner = asyncio.run
+    runner = asyncio.run
+    if os.environ.get("CASSPERF_EVENT_LOOP", "uvloop") == "uvloop":
+        try:
+            import uvloop  # noqa: PLC0415 - optional, a faster event loop when installed
+            runner = uvloop.run
+        except ImportError:
+            pass
     try:
         runner(Worker(plan, queue.put, go, t0, stop).run())
     except BaseException:  # noqa: BLE001 - reported to the parent, then exit non-zero

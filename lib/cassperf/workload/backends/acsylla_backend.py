@@ -7,6 +7,7 @@ target names a local DC. ``execute`` returns the driver's coroutine, awaited dir
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 import acsylla
@@ -19,6 +20,16 @@ _KINDS: tuple[tuple[type[BaseException], str], ...] = (
     (acs_errors.CassErrorServerReadTimeout, "read_timeout"),
     (acs_errors.CassErrorServerUnavailable, "unavailable"),
 )
+
+
+#: Apache Cassandra has no shards; the (ScyllaDB-maintained) C++ driver says so once per
+#: connection: "Could not retrieve sharding info from connection to ... WITHOUT SHARD-AWARENESS."
+_NOISE = "Could not retrieve sharding info"
+
+
+class _DropShardNotice(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return _NOISE not in record.getMessage()
 
 
 class AcsyllaBackend(Backend):
@@ -45,6 +56,9 @@ class AcsyllaBackend(Backend):
         creds = target.credentials()
         if creds:
             kwargs["username"], kwargs["password"] = creds
+        logger = logging.getLogger("acsylla")
+        if not any(isinstance(f, _DropShardNotice) for f in logger.filters):
+            logger.addFilter(_DropShardNotice())
         cluster = acsylla.create_cluster(list(target.contact_points), **kwargs)
         try:
             self._session = await cluster.create_session()

@@ -1,0 +1,277 @@
+"""The load engine against a real local node (127.0.10.1), checked through independent means:
+cqlsh for what was written, the run folder (as load_run reads it) for what was measured.
+
+One node is shared by the module (module-scoped fixture with the same teardown guarantee as
+conftest.make_cluster: stopped in finally, leftovers found by their marker and killed, logs kept
+when a test failed). Each test uses its own keyspace. The test that kills the node runs last.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import psutil
+import pytest
+
+from cassperf.cluster import LocalCluster
+from cassperf.parsers.hdr_log import read_hdr_log
+from cassperf.results.store import load_run
+from cassperf.workload import WorkloadSpec
+from cassperf.workload.engine import run_workload
+from tests.conftest import cassperf_processes
+
+pytestmark = pytest.mark.cluster
+
+ADDRESS = "127.0.10.1"
+CQLSH = Path(sys.executable).with_name("cqlsh")
+_failed: list[str] = []
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):  # noqa: ANN001 - records failures for the fixture
+    outcome = yield
+    if outcome.get_result().failed:
+        _failed.append(item.name)
+
+
+@pytest.fixture(scope="module")
+def node(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
+    root = tmp_path_factory.mktemp("engine-clusters")
+    cluster = LocalCluster("engine", "dc1:1", first_address=ADDRESS, root=root, heap_mb=512)
+    try:
+        t0 = time.monotonic()
+        cluster.start()
+        print(f"\nengine test node CQL-ready in {time.monotonic() - t0:.1f} s")
+        yield cluster
+    finally:
+        failed = any(r.failed for r in getattr(request.session, "_engine_reports", [])) or bool(_failed)
+        try:
+            cluster.stop(timeout_s=30)
+        finally:
+            if failed:
+                print(f"\nkept the logs of cluster {cluster.name} at {cluster.root}")
+            else:
+                cluster.destroy()
+        leftover = cassperf_processes(root)
+        for proc in leftover:      # only our own test node, found by its marker under this root
+            proc.kill()
+        assert not leftover, f"nodes still running after teardown: {[p.pid for p in leftover]}"
+
+
+def cqlsh(cql: str) -> str:
+    proc = subprocess.run([str(CQLSH), ADDRESS, "9042", "--request-timeout", "60", "-e", cql],
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def spec(**kw) -> WorkloadSpec:
+    kw.setdefault("warmup", False)
+    kw.setdefault("concurrency", 32)
+    return WorkloadSpec(**kw)
+
+
+@pytest.mark.parametrize("backend", ["acsylla", "driver"])
+def test_sequential_write_leaves_exactly_n_rows_of_the_spec_sizes(node, tmp_path, backend):
+    ks = f"seq_{backend}"
+    run = run_workload(spec(op="write", n=2000, column_count=3, column_size=100, keyspace=ks), node,
+                       root=tmp_path, backend=backend, progress=False)
+    assert run.complete and run.manifest["engine"]["backend"] == backend
+    assert run.summary["count"].tolist() == [2000] and run.summary["errors"].tolist() == [0]
+    assert int(run.intervals["count"].sum()) == 2000
+
+    count = cqlsh(f"SELECT COUNT(*) FROM {ks}.standard1;")
+    assert re.search(r"^\s+2000\s*$", count, re.M), count
+    rows = cqlsh(f'PAGING OFF; SELECT key, "C0", "C1", "C2" FROM {ks}.standard1;')
+    found = re.findall(r"^\s*0x([0-9a-f]+) \| 0x([0-9a-f]+) \| 0x([0-9a-f]+) \| 0x([0-9a-f]+)\s*$", rows, re.M)
+    assert len(found) == 2000
+    assert {len(k) // 2 for k, *_ in found} == {10}                    # 10-byte keys
+    assert {len(v) // 2 for _, *vals in found for v in vals} == {100}  # every value 100 bytes
+    assert len({k for k, *_ in found}) == 2000
+
+
+def test_fixed_rate_run_records_its_rate_per_interval_with_an_hdr_log(node, tmp_path):
+    run = run_workload(spec(op="write", duration=10, rate="fixed=200/s", keyspace="fixed200"), node,
+                       root=tmp_path, progress=False)
+    iv = run.intervals
+    assert run.manifest["latency_type"] == "response" and run.manifest["histogram_unit"] == "ns"
+    total = int(iv["count"].sum())
+    assert 1940 <= total <= 2060, total
+    full = iv[iv["interval_s"] > 0.99]
+    assert len(full) == 10
+    assert full["count"].between(185, 215).all(), full["count"].tolist()
+    assert (full["latency_p99_ms"] >= full["latency_service_p99_ms"]).all()
+
+    # the HDR interval log holds the same histograms, readable by the project's own parser
+    log = read_hdr_log(Path(tmp_path, run.run_id, "raw", "engine.hdr"))
+    hist = log.runs[0].histograms
+    assert set(hist["tag"]) == {"WRITE-st", "WRITE-rt"}
+    assert len(hist) == 2 * len(iv)
+    derived = log.runs[0].intervals
+    assert derived[derived["tag"] == "WRITE-rt"]["count"].sum() == total
+    assert list(run.histograms["tag"]).count("WRITE-rt") == len(iv)
+
+
+def test_paused_node_shows_in_response_time_not_hidden_by_coordinated_omission(node, tmp_path):
+    result: dict[str, object] = {}
+
+    def load() -> None:
+        try:
+            result["run"] = run_workload(spec(op="write", duration=8, rate="fixed=200/s", keyspace="paused",
+                                              concurrency=64), node, root=tmp_path, progress=False)
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the test thread
+            result["error"] = exc
+
+    pid = node.node(1).pid()
+    assert pid is not None
+    thread = threading.Thread(target=load)
+    thread.start()
+    try:
+        time.sleep(6.0)                    # workers start (~2-3 s), then 3 s of load
+        os.kill(pid, signal.SIGSTOP)
+        time.sleep(2.0)
+    finally:
+        os.kill(pid, signal.SIGCONT)
+    thread.join(120)
+    assert "error" not in result, result.get("error")
+    run = result["run"]
+    summary = run.summary.iloc[0]
+    print(f"\nresponse p95/p99 {summary['latency_p95_ms']:.0f}/{summary['latency_p99_ms']:.0f} ms, "
+          f"service p95/p99 {summary['latency_service_p95_ms']:.0f}/{summary['latency_service_p99_ms']:.0f} ms")
+    assert summary["latency_p99_ms"] >= 1500
+    assert summary["latency_max_ms"] >= 1900
+    # 2 s x 200 ops/s queue behind the schedule while only `concurrency` ops wait in flight:
+    # the queued ops show in response time only (coordinated omission corrected)
+    assert summary["latency_p95_ms"] >= 500
+    assert summary["latency_service_p95_ms"] < summary["latency_p95_ms"] / 2
+    assert summary["errors"] == 0
+
+
+def test_mixed_run_keeps_the_ratio(node, tmp_path):
+    run_workload(spec(op="write", n=2000, keyspace="mixed"), node, root=tmp_path, progress=False)
+    run = run_workload(spec(op="mixed", ratio={"read": 5, "write": 4, "delete": 1}, n=5000, keyspace="mixed",
+                            population="uniform(1..2000)"), node, root=tmp_path, progress=False)
+    counts = dict(zip(run.summary["op"], run.summary["count"], strict=True))
+    assert sum(counts.values()) == 5000 and run.summary["errors"].sum() == 0
+    for op, share in (("read", 0.5), ("write", 0.4), ("delete", 0.1)):
+        assert abs(counts[op] / (5000 * share) - 1) <= 0.05, counts
+    assert set(run.intervals["op"]) == {"read", "write", "delete"}
+
+
+ENGINE_SCRIPT = """
+import sys
+from pathlib import Path
+from cassperf.workload import WorkloadSpec
+from cassperf.workload.engine import run_workload
+from cassperf.cluster.remote import RemoteCluster
+
+if __name__ == "__main__":
+    cluster = RemoteCluster(["{address}"], local_dc="dc1")
+    run_workload(WorkloadSpec(op="write", duration=60, rate="fixed=300/s", keyspace="{ks}", warmup=False,
+                              concurrency=32), cluster, root=Path(sys.argv[1]), run_id="{ks}", progress=False)
+"""
+
+
+def _engine_process(tmp_path: Path, ks: str) -> tuple[subprocess.Popen, Path]:
+    script = tmp_path / "engine_run.py"
+    script.write_text(textwrap.dedent(ENGINE_SCRIPT.format(address=ADDRESS, ks=ks)))
+    proc = subprocess.Popen([sys.executable, str(script), str(tmp_path / "runs")], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    return proc, tmp_path / "runs" / ks
+
+
+def _wait_for_intervals(proc: subprocess.Popen, folder: Path, count: int, timeout_s: float = 60) -> None:
+    deadline = time.monotonic() + timeout_s
+    path = folder / "intervals.jsonl"
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            pytest.fail(f"engine exited early ({proc.returncode}): {proc.stderr.read()}")
+        if path.exists() and path.read_text().count("\n") >= count:
+            return
+        time.sleep(0.1)
+    proc.kill()
+    pytest.fail(f"no {count} intervals within {timeout_s} s")
+
+
+def test_sigkilled_engine_leaves_a_run_with_every_closed_interval(node, tmp_path):
+    proc, folder = _engine_process(tmp_path, "killed")
+    try:
+        _wait_for_intervals(proc, folder, 4)
+        workers = psutil.Process(proc.pid).children()
+        assert workers, "the engine runs its load in worker processes"
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(10)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    gone, alive = psutil.wait_procs(workers, timeout=10)
+    assert not alive, f"workers outlived the killed engine: {alive}"
+    lines = (folder / "intervals.jsonl").read_text().splitlines()
+    with pytest.warns(UserWarning, match="not finalised"):
+        run = load_run(folder)
+    assert not run.complete
+    assert len(run.intervals) == len(lines) >= 4
+    assert run.intervals["time_s"].round(3).tolist() == [float(i) for i in range(1, len(lines) + 1)]
+    assert run.intervals["count"].between(280, 320).all(), run.intervals["count"].tolist()
+    assert len(run.histograms) == 2 * len(lines)
+
+
+def test_ctrl_c_stops_cleanly_with_everything_flushed(node, tmp_path):
+    proc, folder = _engine_process(tmp_path, "interrupted")
+    try:
+        _wait_for_intervals(proc, folder, 3)
+        t_sig = time.monotonic()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+        print(f"\nengine stopped {time.monotonic() - t_sig:.1f} s after SIGINT")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert "KeyboardInterrupt" in err
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert manifest["complete"] is False and "interrupted" in manifest["error"]
+    assert (folder / "intervals.parquet").exists() and (folder / "summary.parquet").exists()
+    run = load_run(folder)
+    assert len(run.intervals) >= 3
+    assert int(run.summary["count"].iloc[0]) == int(run.intervals["count"].sum())
+    assert set(run.events["name"]) >= {"interrupted", "load:end"}
+    assert not psutil.Process().children(recursive=True) or all(
+        p.pid != proc.pid for p in psutil.Process().children(recursive=True))
+
+
+def test_run_carries_on_when_the_node_dies(node, tmp_path):
+    """Runs last: it kills the module's node (SIGKILL) in the middle of a fixed-rate run."""
+    result: dict[str, object] = {}
+
+    def load() -> None:
+        try:
+            result["run"] = run_workload(spec(op="write", duration=6, rate="fixed=200/s", keyspace="dies"), node,
+                                         root=tmp_path, progress=False)
+        except BaseException as exc:  # noqa: BLE001
+            result["error"] = exc
+
+    pid = node.node(1).pid()
+    thread = threading.Thread(target=load)
+    thread.start()
+    time.sleep(5.0)
+    os.kill(pid, signal.SIGKILL)
+    thread.join(120)
+    assert "error" not in result, result.get("error")
+    run = result["run"]
+    assert run.complete
+    iv = run.intervals
+    assert len(iv[iv["interval_s"] > 0.99]) == 6
+    assert iv["count"].iloc[0] > 150            # load ran before the kill
+    assert iv["errors_other"].sum() > 0         # and failed ops were counted after it
+    assert iv["count"].iloc[-2:].sum() == 0
+    assert any("first" in w for w in run.warnings)

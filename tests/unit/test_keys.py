@@ -1,0 +1,92 @@
+"""Keys, values and op mixes of the load engine."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from cassperf.workload import Population, WorkloadSpec
+from cassperf.workload.keys import (
+    KEY_BYTES,
+    VALUE_POOL,
+    OpStream,
+    SeedStream,
+    default_population,
+    keys_for,
+    op_blocks,
+    value_pool,
+)
+from cassperf.workload.worker import statements, tags_for
+
+
+def test_keys_have_cassandra_stress_shape_and_are_unique_and_stable():
+    keys = keys_for(np.arange(1, 200_001))
+    assert len(set(keys)) == 200_000
+    assert {len(k) for k in keys} == {KEY_BYTES}
+    assert set(b"".join(keys)) <= set(b"0123456789KLMNOP")
+    assert keys_for(np.array([1, 2, 3])) == [b"1MM52098MO", b"OM6579M1ON", b"NOP810LN4O"]
+
+
+def test_seq_seeds_are_split_across_processes_without_overlap_and_wrap():
+    pop = Population("seq", 1, 2000)
+    taken = [SeedStream(pop, i, 3).take(n) for i, n in enumerate((667, 667, 666))]
+    assert sorted(np.concatenate(taken).tolist()) == list(range(1, 2001))
+    one = SeedStream(Population("seq", 5, 7))
+    assert one.take(5).tolist() == [5, 6, 7, 5, 6]
+    assert one.take(2).tolist() == [7, 5]
+
+
+def test_uniform_and_gaussian_seeds_stay_in_bounds():
+    u = SeedStream(Population("uniform", 10, 20)).take(10_000)
+    assert u.min() == 10 and u.max() == 20
+    g = SeedStream(Population("gaussian", 1, 1000, 500.0, 100.0)).take(20_000)
+    assert g.min() >= 1 and g.max() <= 1000
+    assert abs(g.mean() - 500) < 5 and abs(g.std() - 100) < 5
+
+
+def test_default_population_follows_cassandra_stress():
+    assert default_population(WorkloadSpec(op="write", n=2000)) == Population("seq", 1, 2000)
+    read = default_population(WorkloadSpec(op="read", n=3001))
+    assert (read.kind, read.low, read.high, read.mean, read.stdev) == ("gaussian", 1, 3001, 1501.0, 500.0)
+    assert default_population(WorkloadSpec(op="write", duration=10)).high == 1_000_000
+    given = Population("uniform", 1, 5)
+    assert default_population(WorkloadSpec(op="read", n=10, population=given)) is given
+
+
+def test_op_blocks_hold_the_exact_ratio_in_every_block():
+    ops = op_blocks([4, 5, 1], 100, np.random.default_rng(1))
+    blocks = ops.reshape(100, 10)
+    assert all(np.bincount(b, minlength=3).tolist() == [4, 5, 1] for b in blocks)
+    assert len({tuple(b) for b in blocks}) > 50          # shuffled, not one fixed order
+
+
+def test_op_stream_batches_keep_the_ratio_and_pick_pool_rows():
+    spec = WorkloadSpec(op="mixed", ratio={"read": 5, "write": 4, "delete": 1}, n=100)
+    stream = OpStream(spec, [4, 5, 1], batch=4096)
+    batch = stream.next_batch()
+    assert len(batch.ops) == stream.batch == 4090
+    assert np.bincount(batch.ops).tolist() == [1636, 2045, 409]
+    assert min(batch.value_rows) >= 0 and max(batch.value_rows) < VALUE_POOL
+    assert len(batch.keys) == 4090
+
+
+def test_value_pool_rows_have_the_spec_sizes():
+    pool = value_pool(5, 818)
+    assert len(pool) == VALUE_POOL
+    assert {len(v) for row in pool for v in row} == {818}
+    assert len({v for v in pool[0]}) == 5
+
+
+def test_statements_and_tags():
+    cql = statements(WorkloadSpec(n=1, keyspace="ks", column_count=2))
+    assert cql["write"] == 'INSERT INTO ks.standard1 (key, "C0", "C1") VALUES (?, ?, ?)'
+    assert cql["read"] == "SELECT * FROM ks.standard1 WHERE key = ?"
+    assert cql["delete"] == "DELETE FROM ks.standard1 WHERE key = ?"
+    assert tags_for(["write", "read"], fixed=True) == ["WRITE-st", "WRITE-rt", "READ-st", "READ-rt"]
+    assert tags_for(["write"], fixed=False) == ["WRITE-st"]
+
+
+@pytest.mark.parametrize("column_count", [1, 12])
+def test_statements_bind_one_marker_per_column(column_count):
+    cql = statements(WorkloadSpec(n=1, column_count=column_count))["write"]
+    assert cql.count("?") == column_count + 1
