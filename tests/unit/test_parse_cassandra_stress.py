@@ -430,6 +430,35 @@ def test_a_damaged_or_truncated_row_is_skipped_with_a_warning_naming_its_line() 
     assert list(result.runs[0].intervals["op"]) == ["READ", "WRITE", "total"]
 
 
+def test_a_header_printed_again_within_a_run_is_dropped_and_line_numbers_stay_true() -> None:
+    lines = MIXED.split("\n")                   # 4.x '-reporting header-frequency=': the header again
+    lines.insert(5, HEADER_3X)                  # after the first interval's total row
+    assert lines[7].startswith("READ,")
+    lines[7] = lines[7].replace("750,", "7x0,")  # a damaged READ row after it: line 8
+    result = parse_stress_log("\n".join(lines), "hf.log")
+    assert len(result.runs) == 1
+    assert list(result.runs[0].intervals["op"]) == ["READ", "WRITE", "total", "WRITE", "total"]
+    assert [(w.line_no, w.line) for w in result.warnings] == [(8, lines[7])]
+
+
+def test_rows_around_a_refused_row_are_kept_in_bulk_with_their_values() -> None:
+    body = [_row("total", 100 * i, 100, 1.0, float(i)) for i in range(1, 2001)]
+    body[1000] = body[1000].replace("1.0,", "NaN,", 1).replace("100100", "10x100")   # line 1003: refused
+    text = "\n".join(["Running WRITE with 4 threads for 200000 iteration", HEADER_3X, *body]) + "\n"
+    result = parse_stress_log(text, "big.log")
+    iv = result.runs[0].intervals
+    assert len(iv) == 1999 and [w.line_no for w in result.warnings][:1] == [1003]
+    assert list(iv["count"].iloc[998:1002]) == [99_900, 100_000, 100_200, 100_300]
+    assert iv["time_s"].iloc[-1] == 2000.0 and not iv["latency_mean_ms"].isna().any()
+
+
+def test_results_right_after_the_rows_without_a_blank_line() -> None:
+    text = MIXED.replace("\n\n\nResults:", "\nResults:")
+    result = parse_stress_log(text, "nb.log")
+    assert result.complete and result.warnings == [] and len(result.runs) == 1
+    assert len(result.runs[0].intervals) == 6 and total(result.runs[0])["rate_ops_s"] == 500
+
+
 def test_rate_options_decide_the_latency_type() -> None:
     assert rate_and_latency_type("write n=1000 -rate threads=4 fixed=500/s -node x", True, None, False) == (
         {"mode": "fixed", "ops_s": 500}, "response")

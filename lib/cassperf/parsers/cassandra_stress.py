@@ -101,6 +101,7 @@ class _Scan:
     ended: bool = False
     line_warnings: int = 0
     data: bytes | None = None          # text.encode() when text is ASCII (same offsets), for bulk reads
+    next_blank: int = -2               # position of the next blank line's newline (cache)
 
     def current(self, line_no: int) -> RunText:
         if not self.runs:
@@ -124,15 +125,20 @@ class _Scan:
 
     def rows(self, run: RunText, header: Header, start: int, start_no: int) -> tuple[int, int]:
         """Parse the rows starting at `start` into `run`; (next position, next line number)."""
-        m = BLOCK_END_RE.search(self.text, max(0, start - 1))
-        end = len(self.text) if m is None else max(start - 1, m.start())
-        rows = parse_rows(self.text, start, end, start_no, header, self.data)
-        cut = min((no for no, line in rows.other + rows.malformed if TERMINATOR_RE.match(line)), default=None)
+        if self.next_blank < start - 1:          # cached: many blocks may end before one blank line
+            m = BLOCK_END_RE.search(self.text, max(0, start - 1))
+            self.next_blank = len(self.text) if m is None else m.start()
+        end = max(start - 1, self.next_blank)
+        if end == len(self.text) and self.text.endswith("\n"):
+            end -= 1
+        rows = parse_rows(self.text, start, end, start_no, header, self.data, run.header_text)
+        cut = min((no for no, line in rows.other + rows.malformed if no > start_no and TERMINATOR_RE.match(line)),
+                  default=None)
         if cut is not None:
             end = start - 1
             for _ in range(cut - start_no):
                 end = self.text.index("\n", end + 1)
-            rows = parse_rows(self.text, start, end, start_no, header, self.data)
+            rows = parse_rows(self.text, start, end, start_no, header, self.data, run.header_text)
         _take_rows(self, run, rows)
         return end + 1, start_no + rows.n_lines
 
@@ -198,16 +204,16 @@ def _scan(text: str, result: ParseResult) -> _Scan:
             continue
         if stripped == SETTINGS_MARKER or stripped == PROFILE_MARKER:
             state = "settings" if stripped == SETTINGS_MARKER else "profile"
-            scan.started = True
+            scan.started, scan.ended = True, False
             pos, line_no = nxt, nxt_no
             continue
         header = parse_header(line) if "total ops" in line else None
         if header is not None:
-            scan.started = True
+            scan.started, scan.ended = True, False
             run = scan.current(line_no)
-            if run.header is not None or run.blocks or run.results is not None:
-                run = scan.new_run(line_no)
-            run.header, run.header_line = header, line_no
+            if run.results is not None or (run.header is not None and run.header != header):
+                run = scan.new_run(line_no)    # the same header again within a run: header-frequency
+            run.header, run.header_line, run.header_text = header, line_no, line
             pos, line_no = scan.rows(run, header, nxt, nxt_no) if nxt < n else (n, nxt_no)
             continue
         thread_header = parse_thread_header(line) if "total ops" in line else None
@@ -215,18 +221,18 @@ def _scan(text: str, result: ParseResult) -> _Scan:
             pos, line_no = _scan_thread_table(scan, thread_header, nxt, nxt_no)
             continue
         if stripped == "Results:":
-            scan.started = True
+            scan.started, scan.ended = True, False
             pos, line_no = _scan_results(scan, nxt, nxt_no)
             continue
         m = RUNNING_STEP_RE.match(stripped)
         if m:
-            scan.started = True
+            scan.started, scan.ended = True, False
             run = scan.current(line_no)
             if run.has_data or run.auto_step:
                 run = scan.new_run(line_no)
             run.threads, run.auto_step = int(m.group(1)), True
         elif (m := RUNNING_RE.match(stripped)) is not None:
-            scan.started = True
+            scan.started, scan.ended = True, False
             run = scan.current(line_no)
             if run.has_data:
                 run = scan.new_run(line_no)
@@ -241,7 +247,7 @@ def _scan(text: str, result: ParseResult) -> _Scan:
                 result.warn(line_no, line, "END: the tool reported FAILURE for this run")
             scan.ended = True
         elif ROW_LIKE_RE.match(line) and not line.lstrip()[0].isdigit():
-            pos, line_no = _scan_headless_rows(scan, pos, line_no)
+            pos, line_no = max((nxt, nxt_no), _scan_headless_rows(scan, pos, line_no))
             continue
         elif (m := CONNECTED_RE.match(stripped)) is not None:
             scan.started = True

@@ -40,6 +40,7 @@ class RunText:
     running_line: str | None = None
     header: Header | None = None
     header_line: int | None = None
+    header_text: str | None = None
     blocks: list[Rows] = field(default_factory=list)
     results: ResultsBlock | None = None
     improvement_pct: int | None = None
@@ -91,7 +92,7 @@ def _intervals(run: RunText) -> tuple[pd.DataFrame | None, pa.Array | None, dict
     frame: dict[str, Any] = {"op": op_column(ops), **values}
     if "time_s" in values:
         frame["time_s"] = align_times(ops, values["time_s"])
-    return pd.DataFrame(frame), ops, values
+    return pd.DataFrame(frame, copy=False), ops, values
 
 
 def _last_counts(ops: pa.Array | None, values: dict[str, np.ndarray]) -> dict[str, int]:

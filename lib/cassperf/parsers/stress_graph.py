@@ -265,7 +265,7 @@ def _run(entry: dict[str, Any], index: int, title: str | None, result: ParseResu
         "run_index": index, "revision": revision, "test": entry.get("test"),
         "ops": block.ops if block is not None else sorted(set(ops) - {"total"}),
     }
-    return Run(manifest=manifest, intervals=pd.DataFrame(frame), summary=summary, warnings=warnings)
+    return Run(manifest=manifest, intervals=pd.DataFrame(frame, copy=False), summary=summary, warnings=warnings)
 
 
 def parse_stress_graph(text: str, source: str = "<text>") -> ParseResult:
