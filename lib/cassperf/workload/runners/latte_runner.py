@@ -1,0 +1,266 @@
+"""latte (crates.io `latte-cli`, 0.29) as a subprocess, from a WorkloadSpec, into a run being written.
+
+    with RunWriter(tool="latte") as run:
+        run_latte(spec, run, cluster=cluster)
+
+Where it is found (first hit wins): the file `$LATTE` names, `latte` on PATH, `~/.cargo/bin/latte`
+(where `cargo install latte-cli` puts it; the Makefile's optional `make latte` does that).
+
+latte runs Rune scripts; this runner ships `latte/standard1.rn`, which writes, reads and deletes
+rows of cassandra-stress's keyspace1.standard1 schema. The spec maps onto latte like this:
+
+    op / ratio          -f write | read | delete | write:4,read:5,delete:1 (weights, as latte takes them)
+    n / duration        -d <n> (cycles) | -d <seconds>s
+    warmup=False        -w 0 (otherwise latte's default, one warmup cycle)
+    concurrency         -t <threads> -p <ceil(concurrency / threads)>  (requests in flight)
+    rate                -r <ops/s> for fixed and throttle (latte has one rate mode: a schedule)
+    interval_s          -s <interval>
+    cl                  --consistency (latte has no SERIAL / LOCAL_SERIAL: a WorkloadSpecError)
+    local_dc            --datacenter
+    connections_per_host  -c
+    population          -P key_dist/key_low/key_high/key_mean/key_stdev; None: cassandra-stress's
+                        defaults (write: seq=1..N; others gaussian(1..N), mean (1+N)/2, stdev (N-1)/6;
+                        N = n, or 1,000,000 for duration runs)
+    keyspace, replication, compaction, compression, columns
+                        -P keyspace_cql / table_cql: exactly `schema_cql(spec)` (cassandra-stress's own
+                        CREATE statements), run by `latte schema` first unless schema=False
+    nodes               positional addresses (the cluster's contact points when the spec names none;
+                        "address:port" when its CQL port is not 9042)
+    max_pending, hdr_file, log_file, graph_file
+                        not expressible: each becomes a run warning (latte keeps its JSON report,
+                        raw/latte-report.json; `latte hdr` turns that into an HDR log)
+
+Output: `latte schema` to raw/latte-schema.txt, `latte run` (with -q: no progress bar of its own)
+to raw/latte.txt and a tqdm bar; latte's own log file goes to raw/ (--log-dir). raw/latte.txt is
+parsed with the "latte" parser into the run (streaming.store_result). A non-zero exit raises
+ToolError after everything printed has been stored.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cassperf.errors import ParseError, ToolError
+from cassperf.parsers import parse
+from cassperf.parsers.base import ParseResult
+from cassperf.workload.runners.streaming import (
+    Progress, ProcessOutcome, ToolNotFoundError, is_executable_file, store_result, stream_process, tail_text,
+    which,
+)
+from cassperf.workload.spec import Population, WorkloadSpec, WorkloadSpecError
+from cassperf.workload.stress_cmdline import schema_cql
+
+TOOL = "latte"
+ENV_VAR = "LATTE"
+RAW_NAME = "latte.txt"
+SCHEMA_RAW_NAME = "latte-schema.txt"
+REPORT_NAME = "latte-report.json"
+WORKLOAD = Path(__file__).resolve().parent / "latte" / "standard1.rn"
+INSTALL_HINT = "`make latte`, or `cargo install latte-cli --version 0.29.0` (about 10 minutes to build)"
+LATTE_CONSISTENCY = ("ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_ONE", "LOCAL_QUORUM", "EACH_QUORUM")
+DEFAULT_POPULATION_SIZE = 1_000_000   # cassandra-stress's key count for runs without n=
+
+# latte 0.29 LOG row: time [s], cycles [op], errors [op], throughput [op/s], latency percentiles [ms]
+#    1.000     19891         0     19888             0.4       1.3       1.9       2.6       3.4       6.1      11.4      22.8
+_LOG_ROW_RE = re.compile(r"^\s*(\d+\.\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s")
+
+
+def locate_latte(environ: Mapping[str, str] | None = None) -> Path:
+    """The latte to run: $LATTE, else PATH, else ~/.cargo/bin/latte; ToolNotFoundError otherwise."""
+    env = os.environ if environ is None else environ
+    explicit = env.get(ENV_VAR)
+    if explicit:
+        path = Path(explicit).expanduser()
+        if is_executable_file(path):
+            return path
+        raise ToolNotFoundError(f"{ENV_VAR}={explicit} is not an executable file; point it at latte, or unset "
+                                f"it to search PATH and ~/.cargo/bin")
+    found = which("latte", env.get("PATH"))
+    if found is not None:
+        return found
+    home = Path(env["HOME"]) if env.get("HOME") else Path.home()
+    cargo = home / ".cargo" / "bin" / "latte"
+    if is_executable_file(cargo):
+        return cargo
+    raise ToolNotFoundError(f"latte was not found: not on PATH, not at {cargo}, and {ENV_VAR} is not set. "
+                            f"Install it with {INSTALL_HINT}")
+
+
+def rune_string(text: str) -> str:
+    """A Rune string literal (what -P needs for a string parameter)."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
+def _rune_float(x: float) -> str:
+    return repr(float(x))                    # 500000.0 stays a float literal in Rune
+
+
+def default_population(spec: WorkloadSpec) -> Population:
+    """cassandra-stress's default population for the spec (SettingsPopulation)."""
+    size = spec.n or DEFAULT_POPULATION_SIZE
+    if spec.op == "write":
+        return Population("seq", 1, size)
+    return Population("gaussian", 1, size)
+
+
+def population_params(pop: Population) -> list[tuple[str, str]]:
+    params = [("key_dist", rune_string(pop.kind)), ("key_low", str(pop.low)), ("key_high", str(pop.high))]
+    if pop.kind == "gaussian":
+        mean = pop.mean if pop.mean is not None else (pop.low + pop.high) / 2
+        stdev = pop.stdev if pop.stdev is not None else max((pop.high - pop.low) / 6, 1e-9)
+        params += [("key_mean", _rune_float(mean)), ("key_stdev", _rune_float(stdev))]
+    return params
+
+
+def _interval(seconds: float) -> str:
+    ms = round(seconds * 1000)
+    return f"{ms // 1000}s" if ms % 1000 == 0 else f"{ms}ms"
+
+
+@dataclass(frozen=True)
+class LatteCommand:
+    run: list[str]                 # latte run ...
+    schema: list[str]              # latte schema ...
+    notes: list[str] = field(default_factory=list)   # what the spec asks and latte cannot do
+
+
+def latte_commands(spec: WorkloadSpec, executable: str | Path, *, cluster: Any = None, workload: Path = WORKLOAD,
+                   threads: int = 1, report_path: str | Path | None = None,
+                   log_dir: str | Path | None = None) -> LatteCommand:
+    """The `latte schema` and `latte run` argv for `spec` (see the module doc for the mapping)."""
+    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
+        raise WorkloadSpecError("threads", f"latte threads must be a whole number >= 1, got {threads!r}")
+    if spec.cl not in LATTE_CONSISTENCY:
+        raise WorkloadSpecError("cl", f"latte has no consistency level {spec.cl} (it takes "
+                                      f"{', '.join(LATTE_CONSISTENCY)})")
+    notes: list[str] = []
+    head = [str(executable)] + (["--log-dir", str(log_dir)] if log_dir is not None else [])
+    nodes = list(spec.nodes) or (list(cluster.contact_points) if cluster is not None else [])
+    if cluster is not None and int(cluster.port) != 9042:
+        nodes = [f"{n}:{int(cluster.port)}" for n in nodes]
+    keyspace_stmt, table_stmt = (s.strip().rstrip(";") for s in schema_cql(spec))
+    schema_params = [("keyspace", rune_string(spec.keyspace)), ("keyspace_cql", rune_string(keyspace_stmt)),
+                     ("table_cql", rune_string(table_stmt))]
+    data_params = [("keyspace", rune_string(spec.keyspace)), ("columns", str(spec.column_count)),
+                   ("column_size", str(spec.column_size)),
+                   *population_params(spec.population or default_population(spec))]
+    dc = ["--datacenter", spec.local_dc] if spec.local_dc is not None else []
+
+    if spec.op == "mixed":
+        assert spec.ratio is not None
+        functions = ",".join(f"{name}:{weight}" for name, weight in spec.ratio.items())
+    else:
+        functions = spec.op
+    run = [*head, "run", str(workload), "-f", functions,
+           "-d", str(spec.n) if spec.n is not None else f"{spec.duration}s"]
+    if not spec.warmup:
+        run += ["-w", "0"]
+    per_thread = math.ceil(spec.concurrency / threads)
+    if per_thread * threads != spec.concurrency:
+        notes.append(f"concurrency {spec.concurrency} over {threads} latte threads: {per_thread} per thread, "
+                     f"{per_thread * threads} requests in flight")
+    run += ["-t", str(threads), "-p", str(per_thread)]
+    if spec.rate.kind != "unlimited":
+        run += ["-r", str(spec.rate.ops_per_s)]
+        if spec.rate.kind == "throttle":
+            notes.append(f"rate throttle={spec.rate.ops_per_s}/s runs as latte -r {spec.rate.ops_per_s}: latte "
+                         f"has one rate mode, a fixed schedule")
+    run += ["-s", _interval(spec.interval_s), "--consistency", spec.cl, *dc]
+    if spec.connections_per_host is not None:
+        run += ["-c", str(spec.connections_per_host)]
+    for name in ("max_pending", "hdr_file", "log_file", "graph_file"):
+        if getattr(spec, name) is not None:
+            notes.append(f"{name}={getattr(spec, name)} has no latte equivalent and is ignored (latte keeps its "
+                         f"JSON report; `latte hdr <report>` writes an HDR log)")
+    for key, value in data_params:
+        run += ["-P", f"{key}={value}"]
+    run += ["-q"]
+    if report_path is not None:
+        run += ["-o", str(report_path)]
+    run += nodes
+    schema = [*head, "schema", str(workload), *dc]
+    for key, value in schema_params:
+        schema += ["-P", f"{key}={value}"]
+    schema += nodes
+    return LatteCommand(run, schema, notes)
+
+
+class LatteProgress:
+    """(done, tool time) from latte 0.29 LOG rows: done is cycles so far (counted runs) or seconds."""
+
+    def __init__(self, counted: bool) -> None:
+        self.counted = counted
+        self.cycles = 0.0
+
+    def __call__(self, line: str) -> tuple[float, float] | None:
+        m = _LOG_ROW_RE.match(line)
+        if not m:
+            return None
+        time_s = float(m.group(1))
+        self.cycles += float(m.group(2))
+        return (self.cycles if self.counted else time_s), time_s
+
+
+@dataclass(frozen=True)
+class LatteResult:
+    command: LatteCommand
+    process: ProcessOutcome
+    raw_path: Path
+    parsed: ParseResult | None
+
+
+def _shown(argv: list[str]) -> str:
+    return " ".join(f"'{a}'" if (" " in a or '"' in a) else a for a in ["latte", *argv[1:]])
+
+
+def run_latte(spec: WorkloadSpec, writer: Any, *, cluster: Any = None, executable: str | Path | None = None,
+              schema: bool = True, threads: int = 1, progress: bool = True, timeout_s: float | None = None,
+              env: Mapping[str, str] | None = None) -> LatteResult:
+    """Run latte for `spec` into `writer` (an open RunWriter); see the module doc."""
+    exe = Path(executable) if executable is not None else locate_latte(env)
+    raw_dir = writer.path / "raw"
+    cmd = latte_commands(spec, exe, cluster=cluster, threads=threads, report_path=raw_dir / REPORT_NAME,
+                         log_dir=raw_dir)
+    shown = _shown(cmd.run)
+    writer.manifest.update(tool=TOOL, command=shown, executable=str(exe))
+    writer.manifest.setdefault("parameters", {})["workload"] = dataclasses.asdict(spec)
+    for note in cmd.notes:
+        writer.warn(f"latte: {note}")
+    if schema:
+        schema_out = writer.raw_stream(SCHEMA_RAW_NAME)
+        with writer.phase("latte-schema", _shown(cmd.schema)):
+            done = stream_process(cmd.schema, schema_out, env=env, cwd=raw_dir, timeout_s=timeout_s)
+        if done.returncode != 0 or done.timed_out:
+            raise ToolError(cmd.schema, done.returncode, tail_text(raw_dir / SCHEMA_RAW_NAME), "",
+                            hint=f"latte schema failed; output in {raw_dir / SCHEMA_RAW_NAME}")
+    raw = writer.raw_stream(RAW_NAME)
+    raw_path = raw_dir / RAW_NAME
+    counted = spec.n is not None
+    bar = Progress(LatteProgress(counted), total=float(spec.n or spec.duration or 0) or None,
+                   unit="op" if counted else "s", desc=f"latte {spec.op}", enabled=progress)
+    try:
+        with writer.phase(TOOL, shown):
+            outcome = stream_process(cmd.run, raw, bar.line, env=env, cwd=raw_dir, timeout_s=timeout_s)
+    finally:
+        bar.close()
+    parsed = None
+    try:
+        parsed = parse(raw_path, format="latte")
+    except ParseError as exc:
+        if outcome.returncode == 0:
+            raise
+        writer.warn(f"latte printed nothing parseable: {exc}")
+    if parsed is not None:
+        store_result(writer, parsed, bar.anchor, table_prefix="latte_")
+    if outcome.returncode != 0 or outcome.timed_out:
+        hint = f"stopped after timeout_s={timeout_s}" if outcome.timed_out else f"output in {raw_path}"
+        raise ToolError(cmd.run, outcome.returncode, tail_text(raw_path), "", hint=hint)
+    return LatteResult(cmd, outcome, raw_path, parsed)
+
