@@ -86,6 +86,35 @@ def test_every_fixture_is_detected_as_cassandra_stress_and_keeps_the_schemas(nam
         assert run.manifest["count_is_total"] is True
 
 
+#: (fixture, run index, Op rate, Total operation time s, Latency mean ms or None, Total partitions or None),
+#: each figure as the sidecar states it
+SIDECAR_FIGURES = [
+    (BLOG21, 0, 16386, 0, 0.6, 10_000),
+    (K8S, 0, 1036, 965, 48.2, None),
+    (K8S, 1, 1084, 922, 46.1, 1_000_000),
+    (K8S, 5, 793, 1261, None, None),
+    (BIGTABLE, 0, 0, 196, None, None),
+    (RU, 0, 24, 2, None, None),
+    (V41, 0, 483, 51, 6.1, 25_000),
+    (PKB, 0, 255886, 781, 0.6, 200_000_000),
+    (DSE_W, 0, 9645, 10, 0.4, 100_000),
+    (DSE_W, 1, 14555, 6, None, None),
+    (DSE_R, 9, 29260, 81, None, None),
+]
+
+
+@pytest.mark.parametrize(("name", "index", "rate", "duration", "mean", "partitions"), SIDECAR_FIGURES,
+                         ids=[f"{n.split('_')[1]}-{i}" for n, i, *_ in SIDECAR_FIGURES])
+def test_summary_figures_agree_with_the_sidecars(name: str, index: int, rate: int, duration: int,
+                                                 mean: float | None, partitions: int | None) -> None:
+    t = total(parsed(name).runs[index])
+    assert t["rate_ops_s"] == rate and t["duration_s"] == duration
+    if mean is not None:
+        assert t["latency_mean_ms"] == mean
+    if partitions is not None:
+        assert t["partitions"] == partitions
+
+
 # --- 2.1 era -------------------------------------------------------------------------------------
 
 def test_2_1_era_lowercase_results_and_header_with_comma_after_type() -> None:
@@ -582,8 +611,9 @@ FUZZ_TRIED: list[int] = []
 
 def test_fuzz_mutated_fixtures_give_a_result_or_a_parse_error() -> None:
     ru = cs_text(RU).split("\n")
-    texts = [cs_text(BLOG21), cs_text(PKB), cs_text(V41)[:6000], "\n".join(ru[:135] + ru[135:190] + ru[300:316]),
-             MIXED]
+    # small texts, one run each (building a Run costs more than parsing these): the 4 threads step and
+    # the auto-rate table of the Russian-locale run, the start of the 4.1 run, two fragments, MIXED
+    texts = [cs_text(BLOG21), cs_text(PKB), cs_text(V41)[:6000], "\n".join(ru[:155] + ru[301:316]), MIXED]
 
     @settings(max_examples=int(os.environ.get("CASSPERF_FUZZ_EXAMPLES", "150")), deadline=None,
               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
