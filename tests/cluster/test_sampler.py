@@ -9,6 +9,7 @@ import time
 from collections.abc import Callable
 
 import pandas as pd
+import psutil
 import pytest
 from cassandra.concurrent import execute_concurrent_with_args
 
@@ -31,7 +32,8 @@ CORE_POOLS = ["MutationStage", "ReadStage", "CompactionExecutor", "MemtableFlush
 POOL_METRICS = {f"pool_{p}_{w}" for p in CORE_POOLS for w in ("pending", "blocked", "active", "completed")}
 HOST = f"host:{socket.gethostname()}"
 HOST_METRICS = {"host_cpu_pct", "host_cpu_iowait_pct", "host_load_1m", "host_mem_used_bytes",
-                "host_net_recv_bytes", "host_net_sent_bytes", "host_disk_read_bytes", "host_disk_write_bytes"}
+                "host_net_recv_bytes", "host_net_sent_bytes",
+                *(("host_disk_read_bytes", "host_disk_write_bytes") if psutil.disk_io_counters() else ())}
 
 
 def wait_for(what: str, predicate: Callable[[], bool], timeout_s: float) -> None:

@@ -149,6 +149,27 @@ def test_mxdump_output_without_beans_is_an_error_quoting_it():
     assert mxdump_beans('WARN something\n{"beans": []}') == []
 
 
+# ---- host ------------------------------------------------------------------------------------
+
+def test_host_cpu_is_measured_between_samples_by_the_source_itself():
+    import psutil
+
+    from cassperf.sampler.host import HostSource
+
+    host = HostSource(hostname="box")
+    end = time.monotonic() + 0.3
+    while time.monotonic() < end:                 # keep a core busy
+        pass
+    psutil.cpu_percent(interval=None)             # another caller must not move the source's window
+    readings = by_metric(host.read_host())
+    assert 100 / psutil.cpu_count() * 0.5 <= readings["host_cpu_pct"] <= 100
+    assert 0 <= readings["host_cpu_iowait_pct"] <= 100
+    disks = {"host_disk_read_bytes", "host_disk_write_bytes"} if psutil.disk_io_counters() else set()
+    assert set(readings) == {"host_cpu_pct", "host_cpu_iowait_pct", "host_load_1m", "host_mem_used_bytes",
+                             "host_net_recv_bytes", "host_net_sent_bytes", *disks}
+    assert {r.node for r in host.read_host()} == {"host:box"}
+
+
 # ---- the sampling loop ------------------------------------------------------------------------
 
 NODES = [NodeRef("node1", "127.0.12.9", "node1")]

@@ -26,6 +26,11 @@ from cassperf.sampler.base import NodeRef, Outcome, Reading, Source, read_node, 
 from cassperf.sampler.names import host_node
 
 
+def _total(times: object) -> float:
+    """All CPU time; on Linux guest time is already inside user/nice (as psutil counts it)."""
+    return sum(times) - getattr(times, "guest", 0.0) - getattr(times, "guest_nice", 0.0)  # type: ignore[arg-type]
+
+
 class HostSource(Source):
     name = "host"
 
@@ -33,16 +38,31 @@ class HostSource(Source):
         self.node = host_node(hostname or socket.gethostname())
         self.processes = processes
         self._procs: dict[int, psutil.Process] = {}
-        psutil.cpu_percent(interval=None)          # start the CPU measurement window now
-        psutil.cpu_times_percent(interval=None)
+        self._cpu = psutil.cpu_times()              # the CPU window starts now (own state: other
+                                                    # callers of psutil.cpu_percent() do not move it)
+
+    def cpu_since_last(self) -> tuple[float, float | None]:
+        """(busy %, iowait %) of all cores since the previous call; idle and iowait count as not
+        busy, as psutil.cpu_percent counts them."""
+        now = psutil.cpu_times()
+        before, self._cpu = self._cpu, now
+        total = _total(now) - _total(before)
+        if total <= 0:
+            return 0.0, (0.0 if hasattr(now, "iowait") else None)
+        idle = (now.idle - before.idle) + (getattr(now, "iowait", 0.0) - getattr(before, "iowait", 0.0))
+        busy = min(100.0, max(0.0, 100.0 * (total - idle) / total))
+        iowait = None
+        if hasattr(now, "iowait"):
+            iowait = min(100.0, max(0.0, 100.0 * (now.iowait - before.iowait) / total))
+        return busy, iowait
 
     def read_host(self) -> list[Reading]:
         when = utc_now()
         node = self.node
-        out = [Reading(when, node, "host_cpu_pct", float(psutil.cpu_percent(interval=None)))]
-        times = psutil.cpu_times_percent(interval=None)
-        if hasattr(times, "iowait"):
-            out.append(Reading(when, node, "host_cpu_iowait_pct", float(times.iowait)))
+        busy, iowait = self.cpu_since_last()
+        out = [Reading(when, node, "host_cpu_pct", busy)]
+        if iowait is not None:
+            out.append(Reading(when, node, "host_cpu_iowait_pct", iowait))
         out.append(Reading(when, node, "host_load_1m", float(os.getloadavg()[0])))
         mem = psutil.virtual_memory()
         out.append(Reading(when, node, "host_mem_used_bytes", float(mem.total - mem.available)))
@@ -81,8 +101,7 @@ class HostSource(Source):
 
     def prime(self, nodes: Sequence[NodeRef]) -> None:
         """Start the CPU windows of the host and of every local node's process."""
-        psutil.cpu_percent(interval=None)
-        psutil.cpu_times_percent(interval=None)
+        self._cpu = psutil.cpu_times()
         for node in nodes:
             pid = node.pid() if node.pid is not None else None
             if pid is not None:
