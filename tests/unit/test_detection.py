@@ -261,9 +261,6 @@ def test_a_binary_file_gets_a_parse_error_naming_the_file(tmp_path: Path) -> Non
     assert "binary" in info.value.expected and "NUL" in info.value.expected
 
 
-@pytest.mark.xfail(strict=True, reason="lib/cassperf/parsers/__init__.py read_text() rejects NUL bytes before "
-                                       "detection: the ParseError says 'a text log, but the file is binary' and "
-                                       "does not list the formats tried")
 def test_a_binary_file_gets_a_parse_error_listing_the_formats_tried(tmp_path: Path,
                                                                     format_names: list[str]) -> None:
     path = tmp_path / "image.png"
