@@ -237,7 +237,7 @@ def test_a_node_that_cannot_be_read_is_warned_about_once_and_counted_at_stop():
         while sampler.samples < 4 and time.monotonic() < deadline:
             time.sleep(0.01)
     n = sampler.samples
-    assert sampler.warnings == [
+    assert [w for w in sampler.warnings if "took longer" not in w] == [     # (a loaded machine may overrun)
         "sampler: scripted on node2: ClusterError: node2 is down",
         f"sampler: scripted on node2: the error above repeated in {n} samples in all"]
     frame = sampler.frame()
