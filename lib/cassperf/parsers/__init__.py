@@ -82,7 +82,9 @@ def parse_text(text: str, format: str | None = None, source: str = "<text>") -> 
 
 def parse(path: str | Path, format: str | None = None) -> ParseResult:
     """Parse one file, detecting its format from the content unless `format` names it."""
-    if format is None and b"\x00" in Path(path).read_bytes()[:65536]:
+    with open(path, "rb") as f:
+        head = f.read(65536)
+    if format is None and b"\x00" in head:
         raise ParseError(str(path), None, None, "a text log, but the file is binary (NUL bytes); tried: "
                          + ", ".join(f.name for f in formats()))
     text = read_text(path)
