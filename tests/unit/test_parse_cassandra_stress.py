@@ -567,6 +567,16 @@ def test_a_results_block_cut_short_makes_the_run_incomplete() -> None:
     assert total(result.runs[0])["latency_max_ms"] == 193.5 and len(result.runs[0].intervals) == 52
 
 
+def test_a_ramp_cut_right_after_announcing_a_step_is_incomplete() -> None:
+    text = cs_text(DSE_W)
+    cut = text[:text.index("Running with 16 threadCount") + len("Running with 16 threadCount\n")]
+    result = parse_stress_log(cut, "ramp.log")
+    assert [r.manifest["threads"] for r in result.runs] == [4, 8] and all(r.complete for r in result.runs)
+    assert not result.complete
+    assert [(w.line_no, w.expected) for w in result.warnings] == [
+        (189, "interval rows or a Results block after 'Running ...' (16 threads); the output has none")]
+
+
 def test_a_settings_dump_alone_is_an_incomplete_result_without_runs() -> None:
     text = cs_text(V41).replace("\r\n", "\n")
     result = parse_stress_log(text[:text.index("Connected to cluster")], "s.log")

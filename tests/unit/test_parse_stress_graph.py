@@ -180,6 +180,19 @@ def test_null_numbers_are_nan_and_a_fixed_rate_command_reports_response_time() -
     assert run.manifest["latency_type"] == "response" and run.manifest["rate"] == {"mode": "fixed", "ops_s": 2000}
 
 
+def test_counts_that_are_not_whole_numbers_become_na_with_a_warning() -> None:
+    stats = small(rows=10_000)
+    stats["stats"][0]["intervals"][0][14] = 1.5        # 'gc: #'
+    stats["stats"][0]["intervals"][1][13] = 1e200      # 'errors'
+    result = parse_stress_graph(as_html(stats), "w.html")
+    iv = result.runs[0].intervals
+    assert iv["gc_count"].isna().tolist()[:2] == [True, False] and iv["errors"].isna().tolist()[:3] == [
+        False, True, False]
+    assert sorted(w.expected for w in result.warnings) == [
+        "run 1: whole numbers in interval column errors; other values set to NA",
+        "run 1: whole numbers in interval column gc_count; other values set to NA"]
+
+
 def test_a_truncated_file_keeps_the_whole_entries_and_is_incomplete() -> None:
     text = graph_text()
     third = [m.start() for m in re.finditer(r'\{"total operation time"', text)][2]

@@ -74,11 +74,13 @@ EXCEPTION_RE = re.compile(r"^\s*(?:Caused by:\s*|Exception in thread \"[^\"]*\"\
 STACK_FRAME_RE = re.compile(r"^\s+(?:at |\.\.\. \d+ more)")
 
 # The newline before a blank line: where a block of interval rows ends (one regex search is one
-# pass over the rows).
+# pass over the rows), e.g. the '\n\n' between
+# total,        100000,   11688,   11688,   11688,     0.3, ...      and      Results:
 BLOCK_END_RE = re.compile(r"\n[ \t]*\n")
 # Lines that end a block even without a blank line before them (a log cut and restarted):
-# Results:, Running ..., END, FAILURE, a ***** marker or a header. Found among the lines the
-# bulk read set aside, so looking for them costs nothing while there are none.
+# Results:   |   Running with 8 threadCount   |   END   |   ******************** Stress Settings ...
+# or a different header. Found among the lines the bulk read set aside, so looking for them
+# costs nothing while there are none.
 TERMINATOR_RE = re.compile(r"^(?:Results:|Running |END\b|FAILURE\b|\*{5}|[ \t]*(?:id,[ \t]*)?type,?[ \t]+total ops)")
 
 
@@ -365,6 +367,11 @@ def parse_stress_log(text: str, source: str = "<text>") -> ParseResult:
     result = ParseResult(format=FORMAT_NAME, source=source)
     scan = _scan(text, result)
     runs = [r for r in scan.runs if r.has_data]
+    for r in scan.runs:
+        if not r.has_data:
+            result.complete = False
+            result.warn(r.first_line, r.running_line, f"interval rows or a Results block after 'Running ...' "
+                                                      f"({r.threads} threads); the output has none")
     if not runs:
         first_no, first = next(((i + 1, ln) for i, ln in enumerate(text.split("\n", 200)[:200]) if ln.strip()),
                                (None, None))
@@ -378,11 +385,12 @@ def parse_stress_log(text: str, source: str = "<text>") -> ParseResult:
     if table is not None:
         result.tables["thread_summary"] = table
     settings = parse_settings(scan.settings_lines) if scan.settings_lines else None
-    for run in runs:
+    for index, run in enumerate(runs, 1):
+        run.index = index
         result.runs.append(build_run(run, scan, settings, table))
     if scan.line_warnings > _MAX_LINE_WARNINGS:
         result.warn(None, None, f"{scan.line_warnings - _MAX_LINE_WARNINGS} more unknown lines (not listed)")
-    result.complete = all(r.complete for r in result.runs)
+    result.complete = result.complete and all(r.complete for r in result.runs)
     return result
 
 

@@ -74,7 +74,7 @@ _OP_NAME_RE = r"[A-Za-z_][\w.\-]*"
 _OP_NAME_FULL_RE = re.compile(rf"^{_OP_NAME_RE}$")
 
 _TOKENS = {
-    ("int", "."): r"-?\d+", ("int", ","): r"-?\d+",
+    ("int", "."): r"-?\d{1,18}", ("int", ","): r"-?\d{1,18}",
     ("f0", "."): r"-?\d+|NaN|-?Infinity", ("f0", ","): r"-?\d+|NaN|-?Infinity",
     ("f1", "."): r"-?\d+\.\d|NaN|-?Infinity", ("f1", ","): r"-?\d+,\d|NaN|-?Infinity",
     ("f5", "."): r"-?\d+\.\d{5}|NaN|-?Infinity", ("f5", ","): r"-?\d+,\d{5}|NaN|-?Infinity",
@@ -375,6 +375,20 @@ def parse_thread_rows(lines: list[str], first_line_no: int, header: Header) -> R
 def op_mask(ops: pa.Array, op: str) -> np.ndarray:
     """Boolean mask of the rows of one op."""
     return pc.equal(ops, op).to_numpy(zero_copy_only=False)
+
+
+def whole_numbers(values: dict[str, np.ndarray], columns: dict[str, str]) -> list[str]:
+    """Columns that the schema holds as Int64 (count, errors, gc_count ...) must hold whole
+    finite numbers: any other value becomes NaN (NA) in place. Returns the columns changed."""
+    changed = []
+    for col, arr in values.items():
+        if columns.get(col) != "Int64" or arr.dtype.kind != "f":
+            continue
+        ok = np.isnan(arr) | (np.isfinite(arr) & (arr == np.floor(arr)) & (np.abs(arr) < 2.0 ** 62))
+        if not ok.all():
+            values[col] = np.where(ok, arr, np.nan)
+            changed.append(col)
+    return changed
 
 
 def align_times(ops: pa.Array, times: np.ndarray) -> np.ndarray:

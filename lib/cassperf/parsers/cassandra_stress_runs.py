@@ -19,10 +19,10 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from cassperf.parsers.cassandra_stress_rows import Header, Rows, align_times, op_mask
+from cassperf.parsers.cassandra_stress_rows import Header, Rows, align_times, op_mask, whole_numbers
 from cassperf.parsers.cassandra_stress_settings import command_from_settings, rate_and_latency_type
 from cassperf.parsers.cassandra_stress_summary import ResultsBlock, summary_rows
-from cassperf.results.model import Run
+from cassperf.results.model import INTERVAL_COLUMNS, Run
 
 if TYPE_CHECKING:
     from cassperf.parsers.base import ParseResult
@@ -79,7 +79,7 @@ def op_column(ops: pa.Array) -> pd.api.extensions.ExtensionArray:
     return pd.array(chunked.to_pylist(), dtype="string")
 
 
-def _intervals(run: RunText) -> tuple[pd.DataFrame | None, pa.Array | None, dict[str, np.ndarray]]:
+def _intervals(run: RunText, warn: _Warner) -> tuple[pd.DataFrame | None, pa.Array | None, dict[str, np.ndarray]]:
     blocks = [b for b in run.blocks if len(b)]
     if not blocks:
         return None, None, {}
@@ -89,6 +89,8 @@ def _intervals(run: RunText) -> tuple[pd.DataFrame | None, pa.Array | None, dict
     else:
         ops = pa.concat_arrays([b.ops for b in blocks])
         values = {c: np.concatenate([b.values[c] for b in blocks]) for c in blocks[0].values}
+    for col in whole_numbers(values, INTERVAL_COLUMNS):
+        warn(run.header_line, None, f"whole numbers in interval column {col}; other values set to NA")
     frame: dict[str, Any] = {"op": op_column(ops), **values}
     if "time_s" in values:
         frame["time_s"] = align_times(ops, values["time_s"])
@@ -142,7 +144,7 @@ def build_run(run: RunText, scan: Any, settings: dict[str, dict[str, str]] | Non
     """One Run from the collected text of one iteration (`scan` is cassandra_stress._Scan)."""
     warn = _Warner(scan.result)
     complete = True
-    intervals, ops, values = _intervals(run)
+    intervals, ops, values = _intervals(run, warn)
     last = _last_counts(ops, values)
     table_rows = _table_rows(table, run)
     summary = None

@@ -135,8 +135,19 @@ class ResultsBlock:
         return not self.missing
 
 
+_WHOLE_COLUMNS = frozenset({"partitions", "errors"})
+
+
 def _convert(column: str, expected_unit: str | None, value: str, decimal: str) -> float:
-    """One figure with its unit -> a float in the column's unit. Raises ValueError."""
+    """One figure with its unit -> a float in the column's unit. Raises ValueError (also for a
+    count that is not a whole finite number)."""
+    x = _convert_unit(column, expected_unit, value, decimal)
+    if column in _WHOLE_COLUMNS and not math.isnan(x) and not (math.isfinite(x) and x == int(x) and abs(x) < 2**62):
+        raise ValueError(f"not a whole number: {value!r}")
+    return x
+
+
+def _convert_unit(column: str, expected_unit: str | None, value: str, decimal: str) -> float:
     if expected_unit == "hh:mm:ss":
         seconds, _ = duration_seconds(value)
         return seconds

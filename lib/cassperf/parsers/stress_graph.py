@@ -34,13 +34,14 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from cassperf.errors import ParseError
 from cassperf.parsers.base import Format, ParseResult, check_text
-from cassperf.parsers.cassandra_stress_rows import DEFAULT_COLUMNS, align_times, make_header
+from cassperf.parsers.cassandra_stress_rows import DEFAULT_COLUMNS, align_times, make_header, whole_numbers
 from cassperf.parsers.cassandra_stress_settings import rate_and_latency_type
 from cassperf.parsers.cassandra_stress_summary import RESULT_KEYS, parse_results, summary_rows
-from cassperf.results.model import Run
+from cassperf.results.model import INTERVAL_COLUMNS, Run
 
 FORMAT_NAME = "cassandra-stress-graph"
 
@@ -193,7 +194,8 @@ def _run(entry: dict[str, Any], index: int, title: str | None, result: ParseResu
     width = len(names) + 1
     raw = entry.get("intervals") if isinstance(entry.get("intervals"), list) else []
     good = [r for r in raw if isinstance(r, list) and len(r) == width
-            and all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool)) for v in r[1:])]
+            and all(v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and abs(v) < 1e300)
+                    for v in r[1:])]
     if len(good) != len(raw):
         warn(f"interval rows of {width} fields (type, then numbers or null); {len(raw) - len(good)} row(s) skipped")
     items = [(None, k, v) for k, v in entry.items() if k not in _RESERVED_KEYS and isinstance(v, str)]
@@ -217,18 +219,15 @@ def _run(entry: dict[str, Any], index: int, title: str | None, result: ParseResu
                 warn(f"op inference unverified: {p}")
     frame: dict[str, Any] = {"op": np.asarray(ops, dtype=object), **values}
     if "time_s" in values:
-        frame["time_s"] = align_times(ops, values["time_s"])
-    for col, form in zip(header.columns, header.forms):
-        if form == "int":
-            arr = values[col]
-            if not np.all(np.isnan(arr) | (arr == np.round(arr))):
-                warn(f"whole numbers in column {col}; fractions set to NA")
-                frame[col] = np.where(arr == np.round(arr), arr, np.nan)
+        frame["time_s"] = align_times(pa.array(ops, type=pa.string()), values["time_s"])
+    for col in whole_numbers(values, INTERVAL_COLUMNS):
+        warn(f"whole numbers in interval column {col}; other values set to NA")
+        frame[col] = values[col]
     last: dict[str, int] = {}
     if "count" in values:
         for op in dict.fromkeys(ops):
             idx = [i for i, o in enumerate(ops) if o == op][-1]
-            if not np.isnan(values["count"][idx]):
+            if np.isfinite(values["count"][idx]):
                 last[op] = int(values["count"][idx])
     summary = None
     complete = bool(good) or block is not None
