@@ -598,7 +598,7 @@ def mutated(draw: st.DrawFn, texts: list[str]) -> str:
         if not lines:
             break
         i = draw(st.integers(0, len(lines) - 1))
-        op = draw(st.sampled_from(["delete", "duplicate", "swap", "truncate", "replace_char", "insert"]))
+        op = draw(st.sampled_from(["delete", "duplicate", "swap", "truncate", "replace_char", "insert", "digits"]))
         if op == "delete":
             del lines[i]
         elif op == "duplicate":
@@ -611,6 +611,9 @@ def mutated(draw: st.DrawFn, texts: list[str]) -> str:
         elif op == "replace_char" and lines[i]:
             k = draw(st.integers(0, len(lines[i]) - 1))
             lines[i] = lines[i][:k] + draw(st.characters()) + lines[i][k + 1:]
+        elif op == "digits":              # a number grown past every column width and integer range
+            k = draw(st.integers(0, len(lines[i])))
+            lines[i] = lines[i][:k] + draw(st.sampled_from(["9" * 25, "1" * 400, ".5", "-", "e308"])) + lines[i][k:]
         else:
             lines.insert(i, draw(GARBAGE))
     return "\n".join(lines)
