@@ -24,6 +24,7 @@ percentiles of service time (from the actual send) are in ``latency_service_*_ms
 latency_* is service time (latency_type "service") and latency_service_* repeats it.
 
 Extra interval/summary columns: start_s (interval start, s since the run's t0), interval_s,
+client_rss_mb (intervals: the workers' resident memory together, MiB, at the interval's end),
 latency_service_{mean,p50,p95,p99,p999,max}_ms, errors_{write_timeout,read_timeout,
 unavailable,other} (``errors`` is their sum). Failed ops carry no latency.
 
@@ -78,19 +79,15 @@ class EngineError(CassperfError):
     """The engine could not start its workers or they failed before the load began."""
 
 
-#: A paced (fixed/throttle) rate gets one worker per this many ops/s: each worker adds wake-ups
-#: per op, so at moderate rates one process costs less client CPU than two (bench/engine.py).
-PACED_OPS_S_PER_PROCESS = 10_000
-
-
-def default_processes(spec: WorkloadSpec) -> int:
+def default_processes(spec: WorkloadSpec, paced_ops_s_per_process: int = 10_000) -> int:
     """One worker per core for an unlimited rate; for a paced rate one per
-    PACED_OPS_S_PER_PROCESS ops/s (at most one per core); never more than the requests in
-    flight (or the ops) allow."""
+    ``paced_ops_s_per_process`` ops/s (the backend's Backend.paced_ops_s_per_process: each
+    worker adds wake-ups per op, so at moderate rates one process costs less client CPU than
+    two), at most one per core; never more than the requests in flight (or the ops) allow."""
     cores = os.cpu_count() or 1
     cap = spec.concurrency if spec.n is None else min(spec.concurrency, spec.n)
     if spec.rate.ops_per_s is not None:
-        cores = min(cores, math.ceil(spec.rate.ops_per_s / PACED_OPS_S_PER_PROCESS))
+        cores = min(cores, math.ceil(spec.rate.ops_per_s / paced_ops_s_per_process))
     return max(1, min(cores, cap))
 
 
@@ -180,6 +177,7 @@ class _Collector:
             stats[tag] = hdr.summary_ms(merged, "ns")
             hist_rows.append({"tag": tag, "start_s": start_s, "end_s": end_s, "encoded": encoded})
             log_lines.append(f"Tag={tag},{start_s:.3f},{length:.3f},{merged.get_max_value() / 1e6:.3f},{encoded}\n")
+        rss_mb = sum(m[8] for m in msgs) / 2**20
         rows = []
         for op in self.ops:
             errs = {kind: sum(m[6][op][kind] for m in msgs) for kind in ERROR_KINDS}
@@ -189,7 +187,8 @@ class _Collector:
             main = stats.get(f"{op.upper()}-rt", {}) if self.fixed else st
             count = int(st.get("count", 0))
             self.counts[op] += count
-            rows.append(_row(op, count, length, main, st, errs) | {"time_s": end_s, "start_s": start_s})
+            rows.append(_row(op, count, length, main, st, errs) | {"time_s": end_s, "start_s": start_s,
+                                                                   "client_rss_mb": rss_mb})
         for m in msgs:
             for name, text in m[7].items():
                 if name not in self.seen_examples:
@@ -288,8 +287,9 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
     """
     target = Target.of(cluster)
     backend_name = resolve(backend, target.tls)
-    backend_version = load(backend_name).version()
-    nproc = processes or default_processes(spec)
+    backend_cls = load(backend_name)
+    backend_version = backend_cls.version()
+    nproc = processes or default_processes(spec, backend_cls.paced_ops_s_per_process)
     if spec.n is not None and nproc > spec.n:
         nproc = spec.n
     conc = split_count(spec.concurrency, nproc)
@@ -429,6 +429,7 @@ def _finish_manifest(writer: RunWriter, col: _Collector) -> None:
     writer.manifest["engine"] = {**writer.manifest.get("engine", {}),
                                  "client_cpu_s": cpu,
                                  "client_cpu_us_per_op": cpu / ops * 1e6 if ops else None,
+                                 "worker_rss_start_bytes": [s.get("rss_start_bytes") for _, s in sorted(stats.items())],
                                  "worker_rss_bytes": [s.get("rss_bytes") for _, s in sorted(stats.items())],
                                  "abandoned_ops": sum(s.get("abandoned", 0) for s in stats.values()),
                                  "clamped_samples": col.clamped}

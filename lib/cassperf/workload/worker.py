@@ -239,13 +239,15 @@ class Worker:
             for kind in e:
                 e[kind] = 0
         examples, phase.examples = phase.examples, {}
-        return ("interval", self.plan.index, k, start_ns, end_ns, hists, errors, examples)
+        return ("interval", self.plan.index, k, start_ns, end_ns, hists, errors, examples, _rss_bytes())
 
     async def _ticker(self, phase: _Phase, t0: int, step: int, closed: list[int]) -> None:
         """Close every interval whose boundary passes, until cancelled."""
         k = 0
         while True:
             boundary = t0 + (k + 1) * step
+            if boundary >= phase.end_ns:
+                return          # the run's last interval is closed after the drain, ops in flight included
             delay = boundary - time.monotonic_ns()
             if delay > 0:
                 await asyncio.sleep(delay / NS_PER_S)
@@ -263,7 +265,8 @@ class Worker:
 
     async def run(self) -> None:
         plan, spec = self.plan, self.plan.spec
-        await self.backend.connect(plan.target, spec.cl, spec.keyspace, plan.concurrency)
+        await self.backend.connect(plan.target, spec.cl, spec.keyspace, plan.concurrency,
+                                   spec.connections_per_host)
         texts = statements(spec)
         self.execs = [await self.backend.prepare(texts[op]) for op in self.ops]
         self.send(("ready", plan.index, self.backend.version(), os.getpid()))
@@ -281,7 +284,7 @@ class Worker:
         now = time.monotonic_ns()
         if now < t0:
             await asyncio.sleep((t0 - now) / NS_PER_S)
-        cpu0 = _cpu_s()
+        cpu0, rss0 = _cpu_s(), _rss_bytes()
         closed = [0]
         ticker = asyncio.ensure_future(self._ticker(measured, t0, step, closed))
         abandoned = 0
@@ -297,7 +300,7 @@ class Worker:
         watcher.cancel()
         await self.backend.close()
         self.send(("done", plan.index, k, {"cpu_s": cpu, "abandoned": abandoned, "stopped": self.stopping,
-                                           "rss_bytes": _rss_bytes()}))
+                                           "rss_start_bytes": rss0, "rss_bytes": _rss_bytes()}))
 
 
 def _cpu_s() -> float:

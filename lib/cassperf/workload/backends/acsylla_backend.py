@@ -34,6 +34,7 @@ class _DropShardNotice(logging.Filter):
 
 class AcsyllaBackend(Backend):
     name = "acsylla"
+    paced_ops_s_per_process = 10_000
 
     def __init__(self) -> None:
         self._session: Any = None
@@ -42,14 +43,15 @@ class AcsyllaBackend(Backend):
     def version() -> str:
         return f"acsylla {acsylla.version.__version__}"
 
-    async def connect(self, target: Target, consistency: str, keyspace: str, concurrency: int) -> None:
+    async def connect(self, target: Target, consistency: str, keyspace: str, concurrency: int,
+                      connections_per_host: int | None = None) -> None:
         if target.tls:
             raise BackendError("the acsylla backend does not set up TLS; use backend='driver'")
         kwargs: dict[str, Any] = {
             "port": target.port, "consistency": consistency, "token_aware_routing": True,
             "request_timeout": target.request_timeout_s, "connect_timeout": 10.0, "log_level": "error",
             "num_threads_io": 1, "queue_size_io": max(8192, 2 * concurrency),
-            "core_connections_per_host": 1,
+            "core_connections_per_host": connections_per_host or 1,
         }
         if target.local_dc:
             kwargs["load_balance_dc_aware"] = target.local_dc

@@ -67,10 +67,15 @@ class Backend(ABC):
     """One connection pool to the cluster, in one worker process."""
 
     name: str = "?"
+    #: How many paced (fixed/throttle) ops/s one worker process of this backend sustains
+    #: cheaply here (bench/engine.py); the engine's default process count follows it.
+    paced_ops_s_per_process: int = 2_000
 
     @abstractmethod
-    async def connect(self, target: Target, consistency: str, keyspace: str, concurrency: int) -> None:
-        """Open sessions: token-aware, DC-aware (target.local_dc), at ``consistency``."""
+    async def connect(self, target: Target, consistency: str, keyspace: str, concurrency: int,
+                      connections_per_host: int | None = None) -> None:
+        """Open sessions: token-aware, DC-aware (target.local_dc), at ``consistency``;
+        ``connections_per_host`` None keeps the backend's default (1 per host)."""
 
     @abstractmethod
     async def prepare(self, cql: str) -> Executor:

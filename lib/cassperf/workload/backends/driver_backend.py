@@ -28,6 +28,7 @@ _KINDS: tuple[tuple[type[BaseException], str], ...] = (
 
 class DriverBackend(Backend):
     name = "driver"
+    paced_ops_s_per_process = 2_000
 
     def __init__(self) -> None:
         self._cluster: Cluster | None = None
@@ -35,15 +36,17 @@ class DriverBackend(Backend):
 
     @staticmethod
     def version() -> str:
-        from importlib.metadata import PackageNotFoundError, version
-        for dist in ("scylla-driver", "cassandra-driver"):
-            try:
-                return f"{dist} {version(dist)}"
-            except PackageNotFoundError:
-                continue
+        """The distribution that owns the imported ``cassandra`` package (scylla-driver and
+        cassandra-driver install the same package name)."""
+        from pathlib import Path
+        site = Path(cassandra.__file__).resolve().parents[1]
+        for dist in ("scylla_driver", "cassandra_driver"):
+            if any(site.glob(f"{dist}-*.dist-info")):
+                return f"{dist.replace('_', '-')} {cassandra.__version__}"
         return f"cassandra {cassandra.__version__}"
 
-    async def connect(self, target: Target, consistency: str, keyspace: str, concurrency: int) -> None:
+    async def connect(self, target: Target, consistency: str, keyspace: str, concurrency: int,
+                      connections_per_host: int | None = None) -> None:
         profile = ExecutionProfile(
             load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc=target.local_dc)),
             consistency_level=ConsistencyLevel.name_to_value[consistency],
@@ -58,6 +61,8 @@ class DriverBackend(Backend):
             tls = TlsOptions.from_env()
             if tls is not None:
                 kwargs["ssl_context"] = tls.context()
+        # connections_per_host is not applied: with protocol v3+ the driver keeps one
+        # connection per host (set_core_connections_per_host raises for v3+)
         self._cluster = Cluster(**kwargs)
         loop = asyncio.get_running_loop()
         try:

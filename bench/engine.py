@@ -1,0 +1,229 @@
+"""Load engine speed: backends side by side on one local node, alternating, in one run.
+
+    .venv/bin/python bench/engine.py                       # ~10 minutes: throughput + fixed-rate CPU
+    .venv/bin/python bench/engine.py --memory-duration 600 # plus a 10-minute memory run
+
+What it measures (820-byte rows: 5 columns x 164 bytes, cassandra-stress's standard1 table,
+LOCAL_ONE, RF 1, one node at 127.0.11.1 started here and destroyed at the end):
+
+1. throughput: the engine at an unlimited rate (HDR recording, intervals and the run folder all
+   on) for each backend, plus a bare acsylla loop (no engine: one process, prepared insert,
+   ``concurrency`` coroutines) as the floor of what Python can drive here;
+2. client CPU at a fixed 5,000 ops/s: the workers' CPU time (user + system, C++ driver threads
+   included) during the measured phase divided by ops; the engine's parent process (schema,
+   merging, writing) is reported separately for the whole run, start-up included;
+3. memory (optional, ``--memory-duration``): the default backend at a fixed 5,000 ops/s; the
+   workers' RSS at the start of the load and at its end, and per interval.
+
+Backends: ``acsylla`` and ``driver`` (cassandra-driver) from this venv; ``scylla-driver`` when
+``--scylla-site`` names a site-packages folder holding it (it installs the same ``cassandra``
+package as cassandra-driver, so it cannot share a venv: it is put first on PYTHONPATH of the
+measuring child). Every measurement runs in a fresh child process. The 2 cores are shared with
+the node (and with whatever else runs here): the load average is printed beside each figure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+ADDRESS = "127.0.11.1"
+KEYSPACE = "bench_engine"
+COLUMNS, COLUMN_SIZE = 5, 164
+DEFAULT_SCYLLA_SITE = Path("/work/scylla-venv/lib/python3.11/site-packages")
+
+
+# ---- children ---------------------------------------------------------------------------------
+
+def _cpu_self() -> float:
+    r = resource.getrusage(resource.RUSAGE_SELF)
+    return r.ru_utime + r.ru_stime
+
+
+def child_engine(cfg: dict[str, Any]) -> dict[str, Any]:
+    from cassperf.cluster.remote import RemoteCluster
+    from cassperf.workload import WorkloadSpec
+    from cassperf.workload.engine import run_workload
+
+    spec = WorkloadSpec(op="write", duration=cfg["duration"], rate=cfg["rate"], concurrency=cfg["concurrency"],
+                        column_count=COLUMNS, column_size=COLUMN_SIZE, keyspace=KEYSPACE, warmup=True)
+    cluster = RemoteCluster([ADDRESS], local_dc="dc1")
+    cpu0 = _cpu_self()
+    run = run_workload(spec, cluster, root=Path(cfg["runs"]), backend=cfg["backend"], processes=cfg.get("processes"),
+                       progress=False, warmup_s=3.0)
+    parent_cpu = _cpu_self() - cpu0
+    cluster.close()
+    eng = run.manifest["engine"]
+    s = run.summary.iloc[0]
+    iv = run.intervals
+    full = iv[iv["interval_s"] > 0.99]
+    return {"ops": int(s["count"]), "ops_s": float(s["rate_ops_s"]), "errors": int(s["errors"]),
+            "p99_ms": float(s["latency_p99_ms"]), "service_p99_ms": float(s["latency_service_p99_ms"]),
+            "worker_cpu_us_per_op": eng["client_cpu_us_per_op"], "parent_cpu_s": parent_cpu,
+            "parent_cpu_us_per_op": parent_cpu / max(1, int(s["count"])) * 1e6,
+            "processes": eng["processes"], "backend_version": eng["backend_version"],
+            "rss_start_mb": sum(eng["worker_rss_start_bytes"]) / 2**20, "rss_end_mb": sum(eng["worker_rss_bytes"]) / 2**20,
+            "rss_by_interval_mb": [round(float(x), 1) for x in full["client_rss_mb"].tolist()]}
+
+
+def child_bare_acsylla(cfg: dict[str, Any]) -> dict[str, Any]:
+    """The floor: one process, one session, prepared insert, N coroutines, no recording."""
+    import asyncio
+
+    import acsylla
+    import numpy as np
+
+    async def main() -> dict[str, Any]:
+        cluster = acsylla.create_cluster([ADDRESS], consistency="LOCAL_ONE", log_level="error")
+        session = await cluster.create_session()
+        cols = ", ".join(f'"C{i}"' for i in range(COLUMNS))
+        prepared = await session.create_prepared(
+            f"INSERT INTO {KEYSPACE}.standard1 (key, {cols}) VALUES (?{', ?' * COLUMNS})")
+        values = [np.random.default_rng(i).bytes(COLUMN_SIZE) for i in range(COLUMNS)]
+        end_warm = time.monotonic() + 3.0
+        state = {"n": 0, "end": end_warm, "count": False}
+
+        async def worker(i: int) -> None:
+            k = i
+            while time.monotonic() < state["end"]:
+                k += cfg["concurrency"]
+                await session.execute(prepared.bind([(k % 1_000_000).to_bytes(10, "big"), *values]))
+                if state["count"]:
+                    state["n"] += 1
+
+        await asyncio.gather(*[worker(i) for i in range(cfg["concurrency"])])   # warm-up
+        state.update(end=time.monotonic() + cfg["duration"], count=True)
+        cpu0, t0 = _cpu_self(), time.monotonic()
+        await asyncio.gather(*[worker(i) for i in range(cfg["concurrency"])])
+        wall, cpu = time.monotonic() - t0, _cpu_self() - cpu0
+        await session.close()
+        return {"ops": state["n"], "ops_s": state["n"] / wall, "worker_cpu_us_per_op": cpu / state["n"] * 1e6,
+                "processes": 1, "backend_version": f"acsylla {acsylla.version.__version__}"}
+
+    return asyncio.run(main())
+
+
+# ---- parent -------------------------------------------------------------------------------------
+
+def run_child(kind: str, cfg: dict[str, Any], pythonpath: str | None) -> dict[str, Any]:
+    env = dict(os.environ)
+    if pythonpath:
+        env["PYTHONPATH"] = pythonpath + os.pathsep + env.get("PYTHONPATH", "")
+    load0 = os.getloadavg()[0]
+    t0 = time.monotonic()
+    proc = subprocess.run([sys.executable, __file__, "--child", kind, json.dumps(cfg)], capture_output=True,
+                          text=True, env=env, timeout=cfg["duration"] + 300)
+    if proc.returncode != 0:
+        return {"error": proc.stderr.strip().splitlines()[-1] if proc.stderr.strip() else f"exit {proc.returncode}"}
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    result["load_avg_1m"] = [round(load0, 2), round(os.getloadavg()[0], 2)]
+    result["wall_s"] = round(time.monotonic() - t0, 1)
+    return result
+
+
+def _line(name: str, r: dict[str, Any]) -> str:
+    if "error" in r:
+        return f"  {name:<28} FAILED: {r['error']}"
+    parent = f"  parent {r['parent_cpu_us_per_op']:5.1f} us/op" if "parent_cpu_us_per_op" in r else ""
+    p99 = f"  p99 {r['p99_ms']:7.2f} ms" if "p99_ms" in r else ""
+    rss = f"  RSS {r['rss_start_mb']:.0f}->{r['rss_end_mb']:.0f} MiB" if "rss_start_mb" in r else ""
+    return (f"  {name:<28} {r['ops_s']:9,.0f} ops/s  workers {r['worker_cpu_us_per_op']:6.1f} us/op{parent}"
+            f"{p99}  P={r['processes']}{rss}  load {r['load_avg_1m'][0]:.1f}->{r['load_avg_1m'][1]:.1f}"
+            f"  [{r['backend_version']}]")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--duration", type=int, default=20, help="seconds per measurement (default 20)")
+    ap.add_argument("--rounds", type=int, default=2, help="alternating rounds over the backends (default 2)")
+    ap.add_argument("--concurrency", type=int, default=256, help="requests in flight (default 256)")
+    ap.add_argument("--fixed-rate", type=int, default=5000, help="ops/s of the CPU measurement (default 5000)")
+    ap.add_argument("--memory-duration", type=int, default=0, help="seconds of the memory run (0: skip)")
+    ap.add_argument("--scylla-site", type=Path, default=DEFAULT_SCYLLA_SITE,
+                    help="site-packages holding scylla-driver (skipped when absent)")
+    ap.add_argument("--backends", default="acsylla,driver,scylla-driver,bare-acsylla")
+    args = ap.parse_args()
+    if args.child:
+        kind, cfg = args.child[0], json.loads(args.child[1])
+        out = child_bare_acsylla(cfg) if kind == "bare-acsylla" else child_engine(cfg)
+        print(json.dumps(out))
+        return
+
+    sys.path.insert(0, str(ROOT / "lib"))
+    from cassperf.cluster import LocalCluster
+    from cassperf.workload import WorkloadSpec
+    from cassperf.workload.stress_cmdline import schema_cql
+
+    work = Path(tempfile.mkdtemp(prefix="cassperf-bench-engine-"))
+    cluster = LocalCluster("bench-engine", "dc1:1", first_address=ADDRESS, root=work / "clusters", heap_mb=1024)
+    wanted = args.backends.split(",")
+    if "scylla-driver" in wanted and not (args.scylla_site / "cassandra").is_dir():
+        print(f"scylla-driver skipped: no cassandra package under {args.scylla_site}")
+        wanted.remove("scylla-driver")
+    try:
+        t = time.monotonic()
+        cluster.start()
+        print(f"node ready in {time.monotonic() - t:.1f} s; {os.cpu_count()} cores; python {sys.version.split()[0]}")
+        session = cluster.session()
+        for cql in schema_cql(WorkloadSpec(n=1, keyspace=KEYSPACE, column_count=COLUMNS, column_size=COLUMN_SIZE)):
+            session.execute(cql)
+        cluster.close()
+        runs = work / "runs"
+
+        def measure(name: str, rate: str, duration: int) -> dict[str, Any]:
+            cfg = {"duration": duration, "rate": rate, "concurrency": args.concurrency, "runs": str(runs)}
+            if name == "bare-acsylla":
+                return run_child("bare-acsylla", cfg, None)
+            backend = "driver" if name in ("driver", "scylla-driver") else name
+            site = str(args.scylla_site) if name == "scylla-driver" else None
+            return run_child("engine", {**cfg, "backend": backend}, site)
+
+        results: dict[str, list[dict[str, Any]]] = {}
+        for rnd in range(args.rounds):
+            print(f"\nround {rnd + 1}: unlimited rate, concurrency {args.concurrency}, {args.duration} s each")
+            for name in wanted:
+                r = measure(name, "unlimited", args.duration)
+                results.setdefault(f"{name} unlimited", []).append(r)
+                print(_line(name, r), flush=True)
+            print(f"round {rnd + 1}: fixed={args.fixed_rate}/s, {args.duration} s each")
+            for name in wanted:
+                if name == "bare-acsylla":
+                    continue
+                r = measure(name, f"fixed={args.fixed_rate}/s", args.duration)
+                results.setdefault(f"{name} fixed", []).append(r)
+                print(_line(name, r), flush=True)
+        if args.memory_duration:
+            print(f"\nmemory: acsylla engine, fixed={args.fixed_rate}/s for {args.memory_duration} s")
+            r = measure("acsylla", f"fixed={args.fixed_rate}/s", args.memory_duration)
+            print(_line("acsylla (memory)", r))
+            if "rss_by_interval_mb" in r:
+                rss = r["rss_by_interval_mb"]
+                marks = [rss[min(len(rss) - 1, int(f * (len(rss) - 1)))] for f in (0, 0.25, 0.5, 0.75, 1.0)]
+                print(f"  workers' RSS at 0/25/50/75/100% of the run: {marks} MiB")
+            results["memory"] = [r]
+        print("\nbest of rounds (ops/s, workers us/op):")
+        for key, rs in results.items():
+            ok = [r for r in rs if "error" not in r]
+            if ok:
+                best = max(ok, key=lambda r: r["ops_s"])
+                print(f"  {key:<30} {best['ops_s']:9,.0f} ops/s  {min(r['worker_cpu_us_per_op'] for r in ok):6.1f} us/op")
+        (work / "results.json").write_text(json.dumps(results, indent=1))
+        print(f"\nraw results: {work / 'results.json'}")
+    finally:
+        cluster.destroy()
+        shutil.rmtree(work / "runs", ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
