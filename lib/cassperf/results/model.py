@@ -92,29 +92,50 @@ HISTOGRAM_COLUMNS: dict[str, str] = {
 }
 
 
+_EMPTY_TEMPLATES: dict[tuple[tuple[str, str], ...], pd.DataFrame] = {}
+
+
 def empty_frame(columns: dict[str, str]) -> pd.DataFrame:
-    """An empty frame with the given columns and dtypes."""
-    return pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in columns.items()})
+    """An empty frame with the given columns and dtypes (a copy of a cached template)."""
+    key = tuple(columns.items())
+    template = _EMPTY_TEMPLATES.get(key)
+    if template is None:
+        template = pd.DataFrame({name: pd.Series(dtype=dtype) for name, dtype in columns.items()})
+        _EMPTY_TEMPLATES[key] = template
+    return template.copy()
+
+
+def _conforms(frame: pd.DataFrame, columns: dict[str, str]) -> bool:
+    if list(frame.columns[:len(columns)]) != list(columns):
+        return False
+    dtypes = frame.dtypes
+    return all(str(dtypes.iloc[i]) == dtype for i, dtype in enumerate(columns.values())) and \
+        isinstance(frame.index, pd.RangeIndex) and frame.index.start == 0 and frame.index.step == 1
 
 
 def conform(frame: pd.DataFrame | list[dict[str, Any]] | None, columns: dict[str, str]) -> pd.DataFrame:
     """Return `frame` with exactly the schema's columns (missing ones added as NA) in order,
-    cast to the schema's dtypes; extra columns are kept after them."""
+    cast to the schema's dtypes; extra columns are kept after them. The frame is built once
+    from a dict of columns (inserting column by column costs ~15 ms a frame)."""
     if frame is None:
         return empty_frame(columns)
     if not isinstance(frame, pd.DataFrame):
         frame = pd.DataFrame(list(frame))
-    out = pd.DataFrame(index=frame.index)
+    elif _conforms(frame, columns):
+        return frame
+    data: dict[str, Any] = {}
     for name, dtype in columns.items():
         if name in frame.columns:
-            out[name] = frame[name].astype(dtype)
+            col = frame[name]
+            data[name] = col if str(col.dtype) == dtype else col.astype(dtype)
         else:
-            out[name] = pd.Series(pd.NA if dtype in ("Int64", "string") else None,
-                                  index=frame.index, dtype=dtype)
+            data[name] = pd.Series(pd.NA if dtype in ("Int64", "string") else None, index=frame.index, dtype=dtype)
     for name in frame.columns:
         if name not in columns:
-            out[name] = frame[name]
-    return out.reset_index(drop=True)
+            data[name] = frame[name]
+    out = pd.DataFrame(data, index=frame.index)
+    return out.reset_index(drop=True) if not isinstance(out.index, pd.RangeIndex) or out.index.start != 0 \
+        or out.index.step != 1 else out
 
 
 @dataclass
