@@ -314,17 +314,22 @@ def test_latte_writes_and_reads_keyspace1_standard1_into_one_run_with_the_sample
         result = run_latte(write, run, cluster=cluster, executable=latte, progress=False, timeout_s=300)
     assert result.process.returncode == 0
     loaded = load_run(run.path)
-    rows = cluster.session().execute("SELECT COUNT(*) FROM keyspace1.standard1").one()[0]
-    assert rows == 3000
-    assert loaded.manifest["tool"] == "latte"
+    session = cluster.session()
+    assert session.execute("SELECT COUNT(*) FROM keyspace1.standard1").one()[0] == 3000
+    row = session.execute("SELECT * FROM keyspace1.standard1 LIMIT 1").one()
+    assert [len(v) for v in row] == [10, 100, 100, 100, 100, 100]       # key blob(10), C0..C4 of column_size
+    assert loaded.manifest["tool"] == "latte" and loaded.manifest["tool_version"] == "0.29.0"
     assert list(loaded.events["name"]) == ["latte-schema:start", "latte-schema:end", "latte:start", "latte:end"]
-    assert not loaded.intervals.empty and loaded.intervals["time_s"].min() > 0
+    assert int(loaded.intervals["count"].sum()) == 3000                 # every cycle in some LOG row
+    assert list(loaded.summary["count"]) == [3000, 3000]                # resp_time and cycle_time rows
+    start, end = loaded.events["time_s"].iloc[2], loaded.events["time_s"].iloc[3]
+    assert loaded.intervals["time_s"].between(start, end + 1).all()     # on the run's clock
     assert {"gc_count", "live_sstables:keyspace1.standard1"} <= set(loaded.metrics["metric"])
     assert (run.path / "raw" / "latte.txt").stat().st_size > 0 and (run.path / "raw" / "latte-report.json").exists()
-    print("\nlatte summary:\n", loaded.summary.to_string())
 
+    # reads visit the keys the write made: every read returns its row
     read = WorkloadSpec(op="read", n=2000, cl="ONE", concurrency=32, population="uniform(1..3000)")
     with RunWriter(tool="latte", root=tmp_path) as run2:
         run_latte(read, run2, cluster=cluster, executable=latte, schema=False, progress=False, timeout_s=300)
     again = load_run(run2.path)
-    assert not again.summary.empty
+    assert list(again.summary["count"]) == [2000, 2000] and list(again.summary["rows"]) == [2000, 2000]

@@ -32,8 +32,9 @@ rows of cassandra-stress's keyspace1.standard1 schema. The spec maps onto latte 
 
 Output: `latte schema` to raw/latte-schema.txt, `latte run` (with -q: no progress bar of its own)
 to raw/latte.txt and a tqdm bar; latte's own log file goes to raw/ (--log-dir). raw/latte.txt is
-parsed with the "latte" parser into the run (streaming.store_result). A non-zero exit raises
-ToolError after everything printed has been stored.
+parsed with the "latte" parser into the run (streaming.store_result); tool_version comes from
+`latte --version` (the report does not print it). A non-zero exit raises ToolError after
+everything printed has been stored.
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ import dataclasses
 import math
 import os
 import re
+import subprocess
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,6 +69,8 @@ INSTALL_HINT = "`make latte`, or `cargo install latte-cli --version 0.29.0` (abo
 LATTE_CONSISTENCY = ("ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_ONE", "LOCAL_QUORUM", "EACH_QUORUM")
 DEFAULT_POPULATION_SIZE = 1_000_000   # cassandra-stress's key count for runs without n=
 
+# Cassandra Latency and Throughput Tester 0.29.0
+_VERSION_RE = re.compile(r"(\d+\.\d+\.\d+\S*)")
 # latte 0.29 LOG row: time [s], cycles [op], errors [op], throughput [op/s], latency percentiles [ms]
 #    1.000     19891         0     19888             0.4       1.3       1.9       2.6       3.4       6.1      11.4      22.8
 _LOG_ROW_RE = re.compile(r"^\s*(\d+\.\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s")
@@ -91,6 +95,17 @@ def locate_latte(environ: Mapping[str, str] | None = None) -> Path:
         return cargo
     raise ToolNotFoundError(f"latte was not found: not on PATH, not at {cargo}, and {ENV_VAR} is not set. "
                             f"Install it with {INSTALL_HINT}")
+
+
+def latte_version(executable: str | Path, env: Mapping[str, str] | None = None) -> str | None:
+    """latte's version from `latte --version` ('0.29.0'), None when it does not say."""
+    try:
+        proc = subprocess.run([str(executable), "--version"], capture_output=True, text=True, timeout=30,
+                              env=dict(env) if env is not None else None)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    m = _VERSION_RE.search(proc.stdout)
+    return m.group(1) if proc.returncode == 0 and m else None
 
 
 def rune_string(text: str) -> str:
@@ -259,6 +274,8 @@ def run_latte(spec: WorkloadSpec, writer: Any, *, cluster: Any = None, executabl
         writer.warn(f"latte printed nothing parseable: {exc}")
     if parsed is not None:
         store_result(writer, parsed, bar.anchor, table_prefix="latte_")
+    if not writer.manifest.get("tool_version"):
+        writer.manifest["tool_version"] = latte_version(exe, env)   # the text report does not print it
     if outcome.returncode != 0 or outcome.timed_out:
         hint = f"stopped after timeout_s={timeout_s}" if outcome.timed_out else f"output in {raw_path}"
         raise ToolError(cmd.run, outcome.returncode, tail_text(raw_path), "", hint=hint)
