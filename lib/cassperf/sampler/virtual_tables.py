@@ -66,7 +66,7 @@ class VirtualTablesSource(Source):
         try:
             rows = self.session().execute(
                 "SELECT table_name FROM system_virtual_schema.tables WHERE keyspace_name = 'system_views'")
-        except _DRIVER_ERRORS:
+        except (ClusterError, *_DRIVER_ERRORS):
             return False
         names = {r[0] for r in rows}
         return all(t in names for t in NEEDED_TABLES)
