@@ -5,11 +5,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 CASSANDRA_VERSION ?= 5.0.6
+LATTE_VERSION ?= 0.29.0
 PYTEST_ARGS ?=
 
 .DEFAULT_GOAL := help
 
-.PHONY: help setup jars browser report test test-unit bench cluster-start cluster-status cluster-stop cluster-destroy clean
+.PHONY: help setup jars browser report test test-unit latte bench cluster-start cluster-status cluster-stop cluster-destroy clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-16s %s\n", $$1, $$2}'
@@ -39,6 +40,11 @@ test: jars browser ## all tests, real Cassandra nodes included
 
 test-unit: setup ## quick tests only (no Cassandra nodes)
 	$(BIN)/pytest -m "not cluster and not notebook" $(PYTEST_ARGS)
+
+latte: ## optional: build the latte stress tool (crates.io latte-cli, ~10 min; needs cargo, pkg-config, libssl-dev)
+	@command -v cargo >/dev/null || { echo "make latte needs Rust's cargo (https://rustup.rs)"; exit 1; }
+	cargo install latte-cli --version $(LATTE_VERSION) --locked
+	@$${CARGO_HOME:-$$HOME/.cargo}/bin/latte --version
 
 bench: jars ## benchmarks under bench/ (print their figures)
 	$(BIN)/python bench/cluster_start.py
