@@ -15,6 +15,12 @@ LOCAL_ONE, RF 1, one node at 127.0.11.1 started here and destroyed at the end):
 3. memory (optional, ``--memory-duration``): the default backend at a fixed 5,000 ops/s; the
    workers' RSS at the start of the load and at its end, and per interval.
 
+latte (``--latte PATH``, default ``latte`` on PATH or /work/latte/bin/latte; skipped when absent;
+``cargo install latte-cli`` builds it) runs the same insert (a 10-byte blob key, five 164-byte
+blob columns, one ``latte::blob`` generated per op) with ``-t 2 -p <concurrency>``, alternating
+with the others; its client CPU comes from wait4()'s rusage of the latte process divided by
+its throughput x duration (start-up included).
+
 Backends: ``acsylla`` and ``driver`` (cassandra-driver) from this venv; ``scylla-driver`` when
 ``--scylla-site`` names a site-packages folder holding it (it installs the same ``cassandra``
 package as cassandra-driver, so it cannot share a venv: it is put first on PYTHONPATH of the
@@ -27,6 +33,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import resource
 import shutil
 import subprocess
@@ -41,6 +48,19 @@ ADDRESS = "127.0.11.1"
 KEYSPACE = "bench_engine"
 COLUMNS, COLUMN_SIZE = 5, 164
 DEFAULT_SCYLLA_SITE = Path("/work/scylla-venv/lib/python3.11/site-packages")
+DEFAULT_LATTE = Path("/work/latte/bin/latte")
+LATTE_WORKLOAD = """
+pub async fn prepare(db) {
+    db.prepare("w", `INSERT INTO KS.standard1 (key, "C0", "C1", "C2", "C3", "C4") VALUES (:key, :c0, :c1, :c2, :c3, :c4)`).await?;
+}
+
+pub async fn run(db, i) {
+    let v = latte::blob(i, SIZE);
+    db.execute_prepared("w", [latte::blob(i % 1000000, 10), v.clone(), v.clone(), v.clone(), v.clone(), v]).await?
+}
+"""
+# Throughput        op/s   20104 ...   (latte's report line)
+_LATTE_THROUGHPUT = re.compile(r"^\s*Throughput\s+op/s\s+([0-9.]+)", re.M)
 
 
 # ---- children ---------------------------------------------------------------------------------
@@ -113,6 +133,28 @@ def child_bare_acsylla(cfg: dict[str, Any]) -> dict[str, Any]:
     return asyncio.run(main())
 
 
+def run_latte(latte: Path, cfg: dict[str, Any], work: Path) -> dict[str, Any]:
+    script = work / "latte-write.rn"
+    script.write_text(LATTE_WORKLOAD.replace("KS", KEYSPACE).replace("SIZE", str(COLUMN_SIZE)))
+    version = subprocess.run([str(latte), "--version"], capture_output=True, text=True).stdout.strip()
+    load0 = os.getloadavg()[0]
+    cmd = [str(latte), "run", str(script), "-d", f"{cfg['duration']}s", "-t", "2", "-p", str(cfg["concurrency"]),
+           ADDRESS]
+    out_path = work / "latte.out"
+    with open(out_path, "w") as out:
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, text=True)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    text = out_path.read_text(errors="replace")
+    m = _LATTE_THROUGHPUT.search(text)
+    if proc.returncode != 0 or not m:
+        return {"error": f"latte exit {proc.returncode}: {text.strip().splitlines()[-3:] if text.strip() else ''}"}
+    ops_s = float(m.group(1))
+    cpu = usage.ru_utime + usage.ru_stime
+    return {"ops_s": ops_s, "worker_cpu_us_per_op": cpu / (ops_s * cfg["duration"]) * 1e6, "processes": 1,
+            "backend_version": version or "latte", "load_avg_1m": [round(load0, 2), round(os.getloadavg()[0], 2)]}
+
+
 # ---- parent -------------------------------------------------------------------------------------
 
 def run_child(kind: str, cfg: dict[str, Any], pythonpath: str | None) -> dict[str, Any]:
@@ -152,7 +194,8 @@ def main() -> None:
     ap.add_argument("--memory-duration", type=int, default=0, help="seconds of the memory run (0: skip)")
     ap.add_argument("--scylla-site", type=Path, default=DEFAULT_SCYLLA_SITE,
                     help="site-packages holding scylla-driver (skipped when absent)")
-    ap.add_argument("--backends", default="acsylla,driver,scylla-driver,bare-acsylla")
+    ap.add_argument("--latte", type=Path, default=None, help="latte binary (default: on PATH or /work/latte/bin/latte)")
+    ap.add_argument("--backends", default="acsylla,driver,scylla-driver,bare-acsylla,latte")
     args = ap.parse_args()
     if args.child:
         kind, cfg = args.child[0], json.loads(args.child[1])
@@ -171,6 +214,10 @@ def main() -> None:
     if "scylla-driver" in wanted and not (args.scylla_site / "cassandra").is_dir():
         print(f"scylla-driver skipped: no cassandra package under {args.scylla_site}")
         wanted.remove("scylla-driver")
+    latte = args.latte or (Path(shutil.which("latte")) if shutil.which("latte") else DEFAULT_LATTE)
+    if "latte" in wanted and not latte.is_file():
+        print(f"latte skipped: {latte} not found (cargo install latte-cli)")
+        wanted.remove("latte")
     try:
         t = time.monotonic()
         cluster.start()
@@ -185,6 +232,8 @@ def main() -> None:
             cfg = {"duration": duration, "rate": rate, "concurrency": args.concurrency, "runs": str(runs)}
             if name == "bare-acsylla":
                 return run_child("bare-acsylla", cfg, None)
+            if name == "latte":
+                return run_latte(latte, cfg, work)
             backend = "driver" if name in ("driver", "scylla-driver") else name
             site = str(args.scylla_site) if name == "scylla-driver" else None
             return run_child("engine", {**cfg, "backend": backend}, site)
@@ -198,7 +247,7 @@ def main() -> None:
                 print(_line(name, r), flush=True)
             print(f"round {rnd + 1}: fixed={args.fixed_rate}/s, {args.duration} s each")
             for name in wanted:
-                if name == "bare-acsylla":
+                if name in ("bare-acsylla", "latte"):
                     continue
                 r = measure(name, f"fixed={args.fixed_rate}/s", args.duration)
                 results.setdefault(f"{name} fixed", []).append(r)

@@ -3,6 +3,10 @@
     from cassperf.workload.engine import run_workload
     run = run_workload(WorkloadSpec(op="write", n=100_000, rate="fixed=5000/s"), cluster)
 
+Workers are started with multiprocessing's ``spawn`` method, so a *script* calling
+run_workload must guard its entry point with ``if __name__ == "__main__":`` (spawn re-imports
+the main module); notebooks and imported modules need nothing.
+
 Layout. The parent process (this module) creates the schema through cassandra-driver (control
 plane), starts P worker processes (``worker``; multiprocessing ``spawn``, one asyncio loop and
 one backend session each, ``concurrency`` requests in flight split among them), publishes the
