@@ -59,8 +59,8 @@ pub async fn run(db, i) {
     db.execute_prepared("w", [latte::blob(i % 1000000, 10), v.clone(), v.clone(), v.clone(), v.clone(), v]).await?
 }
 """
-# Throughput        op/s   20104 ...   (latte's report line)
-_LATTE_THROUGHPUT = re.compile(r"^\s*Throughput\s+op/s\s+([0-9.]+)", re.M)
+#       Throughput    [op/s]      14613 ± 6687     (latte 0.29's report line)
+_LATTE_THROUGHPUT = re.compile(r"^\s*Throughput\s+\[op/s\]\s+([0-9.]+)", re.M)
 
 
 # ---- children ---------------------------------------------------------------------------------
@@ -142,7 +142,7 @@ def run_latte(latte: Path, cfg: dict[str, Any], work: Path) -> dict[str, Any]:
            ADDRESS]
     out_path = work / "latte.out"
     with open(out_path, "w") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, text=True)
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, text=True, cwd=work)  # its report json too
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
     text = out_path.read_text(errors="replace")
