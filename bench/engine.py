@@ -8,10 +8,11 @@ LOCAL_ONE, RF 1, one node at 127.0.11.1 started here and destroyed at the end):
 
 1. throughput: the engine at an unlimited rate (HDR recording, intervals and the run folder all
    on) for each backend, plus a bare acsylla loop (no engine: one process, prepared insert,
-   ``concurrency`` coroutines) as the floor of what Python can drive here;
+   ``concurrency`` coroutines, no recording) as the floor of what Python can drive here;
 2. client CPU at a fixed 5,000 ops/s: the workers' CPU time (user + system, C++ driver threads
    included) during the measured phase divided by ops; the engine's parent process (schema,
-   merging, writing) is reported separately for the whole run, start-up included;
+   merging, writing) is reported separately for the whole run, start-up included; the bare
+   acsylla loop paced the same way (sleep until each op's intended start) is the floor;
 3. memory (optional, ``--memory-duration``): the default backend at a fixed 5,000 ops/s; the
    workers' RSS at the start of the load and at its end, and per interval.
 
@@ -70,6 +71,11 @@ def _cpu_self() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def _rss_mb() -> float:
+    with open("/proc/self/statm", encoding="ascii") as f:
+        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
+
+
 def child_engine(cfg: dict[str, Any]) -> dict[str, Any]:
     from cassperf.cluster.remote import RemoteCluster
     from cassperf.workload import WorkloadSpec
@@ -78,7 +84,7 @@ def child_engine(cfg: dict[str, Any]) -> dict[str, Any]:
     spec = WorkloadSpec(op="write", duration=cfg["duration"], rate=cfg["rate"], concurrency=cfg["concurrency"],
                         column_count=COLUMNS, column_size=COLUMN_SIZE, keyspace=KEYSPACE, warmup=True)
     cluster = RemoteCluster([ADDRESS], local_dc="dc1")
-    cpu0 = _cpu_self()
+    cpu0, rss0 = _cpu_self(), _rss_mb()
     run = run_workload(spec, cluster, root=Path(cfg["runs"]), backend=cfg["backend"], processes=cfg.get("processes"),
                        progress=False, warmup_s=3.0)
     parent_cpu = _cpu_self() - cpu0
@@ -93,7 +99,9 @@ def child_engine(cfg: dict[str, Any]) -> dict[str, Any]:
             "parent_cpu_us_per_op": parent_cpu / max(1, int(s["count"])) * 1e6,
             "processes": eng["processes"], "backend_version": eng["backend_version"],
             "rss_start_mb": sum(eng["worker_rss_start_bytes"]) / 2**20, "rss_end_mb": sum(eng["worker_rss_bytes"]) / 2**20,
-            "rss_by_interval_mb": [round(float(x), 1) for x in full["client_rss_mb"].tolist()]}
+            "parent_rss_mb": [round(rss0, 1), round(_rss_mb(), 1)],
+            "rss_by_interval_mb": [round(float(x), 1) for x in full["client_rss_mb"].tolist()],
+            "engine_rss_by_interval_mb": [round(float(x), 1) for x in full["engine_rss_mb"].tolist()]}
 
 
 def child_bare_acsylla(cfg: dict[str, Any]) -> dict[str, Any]:
@@ -110,19 +118,26 @@ def child_bare_acsylla(cfg: dict[str, Any]) -> dict[str, Any]:
         prepared = await session.create_prepared(
             f"INSERT INTO {KEYSPACE}.standard1 (key, {cols}) VALUES (?{', ?' * COLUMNS})")
         values = [np.random.default_rng(i).bytes(COLUMN_SIZE) for i in range(COLUMNS)]
-        end_warm = time.monotonic() + 3.0
-        state = {"n": 0, "end": end_warm, "count": False}
+        rate = cfg["rate"]
+        step_ns = 0 if rate == "unlimited" else int(1e9 / int(rate.split("=")[1].rstrip("/s")))
+        state = {"n": 0, "end": time.monotonic() + 3.0, "count": False, "next": time.monotonic_ns()}
 
         async def worker(i: int) -> None:
             k = i
             while time.monotonic() < state["end"]:
                 k += cfg["concurrency"]
+                if step_ns:      # paced like the engine: one intended start per op, sleep until it
+                    intended = state["next"]
+                    state["next"] += step_ns
+                    delay = intended - time.monotonic_ns()
+                    if delay > 0:
+                        await asyncio.sleep(delay / 1e9)
                 await session.execute(prepared.bind([(k % 1_000_000).to_bytes(10, "big"), *values]))
                 if state["count"]:
                     state["n"] += 1
 
         await asyncio.gather(*[worker(i) for i in range(cfg["concurrency"])])   # warm-up
-        state.update(end=time.monotonic() + cfg["duration"], count=True)
+        state.update(end=time.monotonic() + cfg["duration"], count=True, next=time.monotonic_ns())
         cpu0, t0 = _cpu_self(), time.monotonic()
         await asyncio.gather(*[worker(i) for i in range(cfg["concurrency"])])
         wall, cpu = time.monotonic() - t0, _cpu_self() - cpu0
@@ -179,6 +194,8 @@ def _line(name: str, r: dict[str, Any]) -> str:
     parent = f"  parent {r['parent_cpu_us_per_op']:5.1f} us/op" if "parent_cpu_us_per_op" in r else ""
     p99 = f"  p99 {r['p99_ms']:7.2f} ms" if "p99_ms" in r else ""
     rss = f"  RSS {r['rss_start_mb']:.0f}->{r['rss_end_mb']:.0f} MiB" if "rss_start_mb" in r else ""
+    if "parent_rss_mb" in r:
+        rss += f" (parent {r['parent_rss_mb'][0]:.0f}->{r['parent_rss_mb'][1]:.0f})"
     return (f"  {name:<28} {r['ops_s']:9,.0f} ops/s  workers {r['worker_cpu_us_per_op']:6.1f} us/op{parent}"
             f"{p99}  P={r['processes']}{rss}  load {r['load_avg_1m'][0]:.1f}->{r['load_avg_1m'][1]:.1f}"
             f"  [{r['backend_version']}]")
@@ -247,7 +264,7 @@ def main() -> None:
                 print(_line(name, r), flush=True)
             print(f"round {rnd + 1}: fixed={args.fixed_rate}/s, {args.duration} s each")
             for name in wanted:
-                if name in ("bare-acsylla", "latte"):
+                if name == "latte":
                     continue
                 r = measure(name, f"fixed={args.fixed_rate}/s", args.duration)
                 results.setdefault(f"{name} fixed", []).append(r)
@@ -256,10 +273,11 @@ def main() -> None:
             print(f"\nmemory: acsylla engine, fixed={args.fixed_rate}/s for {args.memory_duration} s")
             r = measure("acsylla", f"fixed={args.fixed_rate}/s", args.memory_duration)
             print(_line("acsylla (memory)", r))
-            if "rss_by_interval_mb" in r:
-                rss = r["rss_by_interval_mb"]
-                marks = [rss[min(len(rss) - 1, int(f * (len(rss) - 1)))] for f in (0, 0.25, 0.5, 0.75, 1.0)]
-                print(f"  workers' RSS at 0/25/50/75/100% of the run: {marks} MiB")
+            for key, who in (("rss_by_interval_mb", "workers'"), ("engine_rss_by_interval_mb", "engine parent's")):
+                rss = r.get(key) or []
+                if rss:
+                    marks = [rss[min(len(rss) - 1, int(f * (len(rss) - 1)))] for f in (0, 0.25, 0.5, 0.75, 1.0)]
+                    print(f"  {who} RSS at 0/25/50/75/100% of the run: {marks} MiB (max {max(rss)})")
             results["memory"] = [r]
         print("\nbest of rounds (ops/s, workers us/op):")
         for key, rs in results.items():

@@ -34,27 +34,20 @@ pytestmark = pytest.mark.cluster
 
 ADDRESS = "127.0.10.1"
 CQLSH = Path(sys.executable).with_name("cqlsh")
-_failed: list[str] = []
-
-
-@pytest.hookimpl(hookwrapper=True)
-def pytest_runtest_makereport(item, call):  # noqa: ANN001 - records failures for the fixture
-    outcome = yield
-    if outcome.get_result().failed:
-        _failed.append(item.name)
 
 
 @pytest.fixture(scope="module")
 def node(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
     root = tmp_path_factory.mktemp("engine-clusters")
     cluster = LocalCluster("engine", "dc1:1", first_address=ADDRESS, root=root, heap_mb=512)
+    failed_before = request.session.testsfailed
     try:
         t0 = time.monotonic()
         cluster.start()
         print(f"\nengine test node CQL-ready in {time.monotonic() - t0:.1f} s")
         yield cluster
     finally:
-        failed = any(r.failed for r in getattr(request.session, "_engine_reports", [])) or bool(_failed)
+        failed = request.session.testsfailed > failed_before
         try:
             cluster.stop(timeout_s=30)
         finally:
@@ -73,6 +66,17 @@ def cqlsh(cql: str) -> str:
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
+
+
+def _wait_rows(folder: Path, rows: int, thread: threading.Thread, timeout_s: float = 60) -> None:
+    """Until the run folder's intervals.jsonl has ``rows`` lines (the load is under way)."""
+    deadline = time.monotonic() + timeout_s
+    path = folder / "intervals.jsonl"
+    while time.monotonic() < deadline and thread.is_alive():
+        if path.exists() and path.read_text().count("\n") >= rows:
+            return
+        time.sleep(0.05)
+    pytest.fail(f"{path} did not reach {rows} rows within {timeout_s} s")
 
 
 def spec(**kw) -> WorkloadSpec:
@@ -134,7 +138,8 @@ def test_paused_node_shows_in_response_time_not_hidden_by_coordinated_omission(n
     def load() -> None:
         try:
             result["run"] = run_workload(spec(op="write", duration=8, rate="fixed=200/s", keyspace="paused",
-                                              concurrency=64), node, root=tmp_path, progress=False)
+                                              concurrency=64), node, root=tmp_path, run_id="paused",
+                                         progress=False)
         except BaseException as exc:  # noqa: BLE001 - re-raised in the test thread
             result["error"] = exc
 
@@ -143,7 +148,7 @@ def test_paused_node_shows_in_response_time_not_hidden_by_coordinated_omission(n
     thread = threading.Thread(target=load)
     thread.start()
     try:
-        time.sleep(6.0)                    # workers start (~2-3 s), then 3 s of load
+        _wait_rows(tmp_path / "paused", 2, thread)      # 2 s of load, then pause the node for 2 s
         os.kill(pid, signal.SIGSTOP)
         time.sleep(2.0)
     finally:
@@ -238,6 +243,7 @@ def test_ctrl_c_stops_cleanly_with_everything_flushed(node, tmp_path):
     proc, folder = _engine_process(tmp_path, "interrupted")
     try:
         _wait_for_intervals(proc, folder, 3)
+        workers = psutil.Process(proc.pid).children()
         t_sig = time.monotonic()
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
@@ -253,8 +259,8 @@ def test_ctrl_c_stops_cleanly_with_everything_flushed(node, tmp_path):
     assert len(run.intervals) >= 3
     assert int(run.summary["count"].iloc[0]) == int(run.intervals["count"].sum())
     assert set(run.events["name"]) >= {"interrupted", "load:end"}
-    assert not psutil.Process().children(recursive=True) or all(
-        p.pid != proc.pid for p in psutil.Process().children(recursive=True))
+    _, alive = psutil.wait_procs(workers, timeout=10)
+    assert workers and not alive, f"workers still running after Ctrl-C: {alive}"
 
 
 def test_run_carries_on_when_the_node_dies(node, tmp_path):
@@ -263,23 +269,23 @@ def test_run_carries_on_when_the_node_dies(node, tmp_path):
 
     def load() -> None:
         try:
-            result["run"] = run_workload(spec(op="write", duration=6, rate="fixed=200/s", keyspace="dies"), node,
-                                         root=tmp_path, progress=False)
+            result["run"] = run_workload(spec(op="write", duration=8, rate="fixed=200/s", keyspace="dies"), node,
+                                         root=tmp_path, run_id="dies", progress=False)
         except BaseException as exc:  # noqa: BLE001
             result["error"] = exc
 
     pid = node.node(1).pid()
     thread = threading.Thread(target=load)
     thread.start()
-    time.sleep(5.0)
+    _wait_rows(tmp_path / "dies", 2, thread)
     os.kill(pid, signal.SIGKILL)
     thread.join(120)
     assert "error" not in result, result.get("error")
     run = result["run"]
     assert run.complete
     iv = run.intervals
-    assert len(iv[iv["interval_s"] > 0.99]) == 6
-    assert iv["count"].iloc[0] > 150            # load ran before the kill
+    assert len(iv[iv["interval_s"] > 0.99]) == 8
+    assert (iv["count"].iloc[:2] > 150).all()   # load ran before the kill
     assert iv["errors_other"].sum() > 0         # and failed ops were counted after it
     assert iv["count"].iloc[-2:].sum() == 0
     assert any("first" in w for w in run.warnings)

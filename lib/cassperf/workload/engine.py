@@ -29,6 +29,7 @@ latency_* is service time (latency_type "service") and latency_service_* repeats
 
 Extra interval/summary columns: start_s (interval start, s since the run's t0), interval_s,
 client_rss_mb (intervals: the workers' resident memory together, MiB, at the interval's end),
+engine_rss_mb (intervals: this parent process's resident memory, MiB, as it writes the row),
 latency_service_{mean,p50,p95,p99,p999,max}_ms, errors_{write_timeout,read_timeout,
 unavailable,other} (``errors`` is their sum). Failed ops carry no latency.
 
@@ -182,6 +183,7 @@ class _Collector:
             hist_rows.append({"tag": tag, "start_s": start_s, "end_s": end_s, "encoded": encoded})
             log_lines.append(f"Tag={tag},{start_s:.3f},{length:.3f},{merged.get_max_value() / 1e6:.3f},{encoded}\n")
         rss_mb = sum(m[8] for m in msgs) / 2**20
+        engine_rss_mb = _own_rss_bytes() / 2**20
         rows = []
         for op in self.ops:
             errs = {kind: sum(m[6][op][kind] for m in msgs) for kind in ERROR_KINDS}
@@ -192,7 +194,8 @@ class _Collector:
             count = int(st.get("count", 0))
             self.counts[op] += count
             rows.append(_row(op, count, length, main, st, errs) | {"time_s": end_s, "start_s": start_s,
-                                                                   "client_rss_mb": rss_mb})
+                                                                   "client_rss_mb": rss_mb,
+                                                                   "engine_rss_mb": engine_rss_mb})
         for m in msgs:
             for name, text in m[7].items():
                 if name not in self.seen_examples:
@@ -229,6 +232,14 @@ class _Collector:
             row.update({"duration_s": duration, "partitions": self.counts[op], "rows": self.counts[op]})
             out.append(row)
         return out
+
+
+def _own_rss_bytes() -> int:
+    try:
+        with open("/proc/self/statm", encoding="ascii") as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 @contextmanager
