@@ -12,6 +12,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
+from tests.fuzzing import mutated
 from hypothesis import strategies as st
 
 from cassperf.config import fixtures_dir
@@ -266,31 +267,6 @@ def test_sniff_claims_every_ping_fixture_and_nothing_else() -> None:
 
 # ---------------------------------------------------------------- fuzz
 
-@st.composite
-def mutated(draw: st.DrawFn, texts: list[str]) -> str:
-    """A fixture text with 1-4 line edits: delete, duplicate, swap, truncate, replace a
-    character, insert a garbage line."""
-    lines = draw(st.sampled_from(texts)).splitlines(keepends=True)
-    for _ in range(draw(st.integers(1, 4))):
-        if not lines:
-            break
-        i = draw(st.integers(0, len(lines) - 1))
-        op = draw(st.sampled_from(["delete", "duplicate", "swap", "truncate", "replace", "insert"]))
-        if op == "delete":
-            del lines[i]
-        elif op == "duplicate":
-            lines.insert(i, lines[i])
-        elif op == "swap":
-            j = draw(st.integers(0, len(lines) - 1))
-            lines[i], lines[j] = lines[j], lines[i]
-        elif op == "truncate":
-            lines = lines[:i] + [lines[i][:draw(st.integers(0, len(lines[i])))]]
-        elif op == "replace" and lines[i]:
-            k = draw(st.integers(0, len(lines[i]) - 1))
-            lines[i] = lines[i][:k] + draw(st.characters(exclude_categories=("Cs",))) + lines[i][k + 1:]
-        elif op == "insert":
-            lines.insert(i, draw(st.text(st.characters(exclude_categories=("Cs",)), max_size=80)) + "\n")
-    return "".join(lines)
 
 
 def test_fuzz_mutated_fixtures_give_a_result_or_a_parse_error() -> None:
