@@ -179,6 +179,18 @@ def test_mixed_run_keeps_the_ratio(node, tmp_path):
     assert set(run.intervals["op"]) == {"read", "write", "delete"}
 
 
+@pytest.mark.parametrize("backend", ["acsylla", "driver"])
+def test_errors_are_counted_by_kind(node, tmp_path, backend):
+    """RF 3 on one node at QUORUM: the coordinator answers every write with Unavailable."""
+    run = run_workload(spec(op="write", n=300, keyspace=f"unavail_{backend}", replication=3, cl="QUORUM"), node,
+                       root=tmp_path, backend=backend, progress=False)
+    s = run.summary.iloc[0]
+    assert (s["count"], s["errors"], s["errors_unavailable"]) == (0, 300, 300)
+    assert (s["errors_write_timeout"], s["errors_read_timeout"], s["errors_other"]) == (0, 0, 0)
+    assert int(run.intervals["errors_unavailable"].sum()) == 300
+    assert any("Unavailable" in w for w in run.warnings), run.warnings
+
+
 ENGINE_SCRIPT = """
 import sys
 from pathlib import Path

@@ -179,7 +179,8 @@ class _Collector:
             if acc.size < counts.size:
                 acc = self.totals[tag] = np.concatenate([acc, np.zeros(counts.size - acc.size, np.int64)])
             acc[:counts.size] += counts
-            stats[tag] = hdr.summary_ms(merged, "ns")
+            if merged.get_total_count():     # an interval without ops has no latency (NaN), not 0 ms
+                stats[tag] = hdr.summary_ms(merged, "ns")
             hist_rows.append({"tag": tag, "start_s": start_s, "end_s": end_s, "encoded": encoded})
             log_lines.append(f"Tag={tag},{start_s:.3f},{length:.3f},{merged.get_max_value() / 1e6:.3f},{encoded}\n")
         rss_mb = sum(m[8] for m in msgs) / 2**20

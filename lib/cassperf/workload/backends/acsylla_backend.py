@@ -2,7 +2,7 @@
 
 One C++ driver session per worker process with one I/O thread; prepared statements; token-aware
 routing (the driver's default, with replica shuffling) over DC-aware load balancing when the
-target names a local DC. ``execute`` returns the driver's coroutine, awaited directly.
+target names a local DC; the fall-through retry policy (an op is tried once). ``execute`` returns the driver's coroutine, awaited directly.
 """
 
 from __future__ import annotations
@@ -52,6 +52,9 @@ class AcsyllaBackend(Backend):
             "request_timeout": target.request_timeout_s, "connect_timeout": 10.0, "log_level": "error",
             "num_threads_io": 1, "queue_size_io": max(8192, 2 * concurrency),
             "core_connections_per_host": connections_per_host or 1,
+            # no retries: every failure is counted as what the server said (the default policy
+            # would retry an Unavailable on the next host and report "no hosts available")
+            "retry_policy": "fallthrough",
         }
         if target.local_dc:
             kwargs["load_balance_dc_aware"] = target.local_dc

@@ -2,6 +2,7 @@
 package): the fallback hot path.
 
 Prepared statements through ``session.execute_async``; token-aware over DC-aware round robin;
+no retries (FallthroughRetryPolicy: an op is tried once, its failure counted by kind);
 rows as plain tuples (``tuple_factory`` halves read CPU against named tuples). The driver's I/O
 thread completes a ResponseFuture; its callback hands the outcome to the worker's event loop
 with ``call_soon_threadsafe``.
@@ -16,7 +17,7 @@ import cassandra
 from cassandra import ConsistencyLevel, ReadTimeout, Unavailable, WriteTimeout
 from cassandra.auth import PlainTextAuthProvider
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
-from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
+from cassandra.policies import DCAwareRoundRobinPolicy, FallthroughRetryPolicy, TokenAwarePolicy
 from cassandra.query import tuple_factory
 
 from cassperf.workload.backends.base import Backend, BackendError, Executor, Target
@@ -50,7 +51,8 @@ class DriverBackend(Backend):
         profile = ExecutionProfile(
             load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc=target.local_dc)),
             consistency_level=ConsistencyLevel.name_to_value[consistency],
-            request_timeout=target.request_timeout_s, row_factory=tuple_factory)
+            request_timeout=target.request_timeout_s, row_factory=tuple_factory,
+            retry_policy=FallthroughRetryPolicy())  # tried once: failures counted as the server said
         kwargs: dict[str, Any] = {"contact_points": list(target.contact_points), "port": target.port,
                                   "execution_profiles": {EXEC_PROFILE_DEFAULT: profile}, "connect_timeout": 10}
         creds = target.credentials()
