@@ -69,6 +69,8 @@ def main() -> int:
         proc = subprocess.run(["make", "-s", "report"], cwd=ROOT, capture_output=True, text=True)
         rows.append(("make report (warm cache)" + ("" if proc.returncode == 0 else " FAILED"),
                      time.monotonic() - t0, None, load))
+        if proc.returncode != 0:
+            print("make report failed:\n" + "\n".join((proc.stdout + proc.stderr).splitlines()[-20:]))
     print(f"{'measurement':32} {'seconds':>8} {'target':>8} {'load1':>6}")
     for label, secs, target, load in rows:
         t = f"<= {target:.0f}" if target else ""
