@@ -69,6 +69,7 @@ from cassperf.workload.backends.base import ERROR_KINDS, Target, load, resolve
 from cassperf.workload.recorder import LAYOUT
 from cassperf.workload.scheduler import NS_PER_S, split_count
 from cassperf.workload.spec import WorkloadSpec
+from cassperf.workload.schema_check import check_schema
 from cassperf.workload.stress_cmdline import schema_cql
 from cassperf.workload.worker import WorkerPlan, op_weights, tags_for, worker_main
 
@@ -98,10 +99,12 @@ def default_processes(spec: WorkloadSpec, paced_ops_s_per_process: int = 10_000)
 
 def create_schema(spec: WorkloadSpec, cluster: Any) -> None:
     """CREATE KEYSPACE / TABLE IF NOT EXISTS as cassandra-stress would (cassandra-driver;
-    the driver waits for schema agreement after each statement)."""
+    the driver waits for schema agreement after each statement), then refuse a keyspace that
+    already existed with another schema (schema_check)."""
     session = cluster.session()
     for cql in schema_cql(spec):
         session.execute(cql, timeout=60)
+    check_schema(spec, session)
 
 
 def _command(spec: WorkloadSpec) -> str:
