@@ -5,11 +5,9 @@ from __future__ import annotations
 from hypothesis import strategies as st
 
 
-@st.composite
-def mutated(draw: st.DrawFn, texts: list[str]) -> str:
-    """A fixture text with 1-4 line edits: delete, duplicate, swap, truncate, replace a
-    character, insert a garbage line."""
-    lines = draw(st.sampled_from(texts)).splitlines(keepends=True)
+def edit_lines(draw: st.DrawFn, lines: list[str]) -> list[str]:
+    """1-4 drawn line edits: delete, duplicate, swap, truncate, replace a character, insert a
+    garbage line (lines keep their line endings)."""
     for _ in range(draw(st.integers(1, 4))):
         if not lines:
             break
@@ -29,4 +27,39 @@ def mutated(draw: st.DrawFn, texts: list[str]) -> str:
             lines[i] = lines[i][:k] + draw(st.characters(exclude_categories=("Cs",))) + lines[i][k + 1:]
         elif op == "insert":
             lines.insert(i, draw(st.text(st.characters(exclude_categories=("Cs",)), max_size=80)) + "\n")
-    return "".join(lines)
+    return lines
+
+
+@st.composite
+def mutated(draw: st.DrawFn, texts: list[str]) -> str:
+    """A fixture text with 1-4 line edits: delete, duplicate, swap, truncate, replace a
+    character, insert a garbage line."""
+    return "".join(edit_lines(draw, draw(st.sampled_from(texts)).splitlines(keepends=True)))
+
+
+def mutate_lines(lines: list[str], ops: list[tuple[int, int, str]], truncate_mod: int = 60) -> str:
+    """Apply (kind, position, junk) edits to lines (no line endings) and join them with
+    newlines: kind 0 delete, 1 duplicate, 2 swap, 3 truncate the text there (up to truncate_mod - 1
+    characters off the last line kept), 4 replace a
+    character with junk's first, else insert junk as a line."""
+    out = list(lines)
+    for kind, pos, junk in ops:
+        if not out:
+            break
+        i = pos % len(out)
+        if kind == 0:
+            del out[i]
+        elif kind == 1:
+            out.insert(i, out[i])
+        elif kind == 2:
+            j = (pos * 7 + 3) % len(out)
+            out[i], out[j] = out[j], out[i]
+        elif kind == 3:
+            out = out[: i + 1]
+            out[-1] = out[-1][: max(0, len(out[-1]) - pos % truncate_mod)]
+        elif kind == 4:
+            k = pos % max(1, len(out[i]))
+            out[i] = out[i][:k] + junk[:1] + out[i][k + 1:]
+        else:
+            out.insert(i, junk)
+    return "\n".join(out)

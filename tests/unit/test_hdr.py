@@ -20,6 +20,8 @@ from hdrh.log import HistogramLogReader, HistogramLogWriter
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from tests.fuzzing import mutate_lines
+
 from cassperf import hdr
 from cassperf.errors import ParseError
 from cassperf.parsers import detect, parse_text
@@ -349,36 +351,11 @@ def test_decode_of_garbage_is_a_histogram_error() -> None:
 
 # ---- fuzz ------------------------------------------------------------------------------------
 
-def _mutate(lines: list[str], ops: list[tuple[int, int, str]]) -> str:
-    out = list(lines)
-    for kind, pos, junk in ops:
-        if not out:
-            break
-        i = pos % len(out)
-        if kind == 0:
-            del out[i]
-        elif kind == 1:
-            out.insert(i, out[i])
-        elif kind == 2:
-            j = (pos * 7 + 3) % len(out)
-            out[i], out[j] = out[j], out[i]
-        elif kind == 3:
-            out = out[: i + 1]
-            out[-1] = out[-1][: max(0, len(out[-1]) - (pos % 50))]
-        elif kind == 4:
-            line = out[i]
-            k = pos % max(1, len(line))
-            out[i] = line[:k] + junk[:1] + line[k + 1:]
-        else:
-            out.insert(i, junk)
-    return "\n".join(out)
-
-
 @settings(max_examples=FUZZ, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(ops=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 10_000), st.text(min_size=1, max_size=30)),
                     min_size=1, max_size=6))
 def test_fuzz_mutated_logs_parse_or_raise_parse_error(ops: list[tuple[int, int, str]]) -> None:
-    text = _mutate(FUZZ_BASE.splitlines(), ops)
+    text = mutate_lines(FUZZ_BASE.splitlines(), ops, truncate_mod=50)
     try:
         result = read_hdr_log(text, value_unit="ns")
     except ParseError:

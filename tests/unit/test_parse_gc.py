@@ -26,6 +26,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
+from tests.fuzzing import edit_lines
 from hypothesis import strategies as st
 
 from cassperf.config import fixtures_dir
@@ -557,25 +558,7 @@ def mutated(draw: st.DrawFn, texts: list[tuple[str, str]]) -> tuple[str, str]:
     character, insert a garbage line."""
     kind, text = draw(st.sampled_from(texts))
     lines = text.splitlines(keepends=True)
-    for _ in range(draw(st.integers(1, 4))):
-        if not lines:
-            break
-        i = draw(st.integers(0, len(lines) - 1))
-        op = draw(st.sampled_from(["delete", "duplicate", "swap", "truncate", "replace", "insert"]))
-        if op == "delete":
-            del lines[i]
-        elif op == "duplicate":
-            lines.insert(i, lines[i])
-        elif op == "swap":
-            j = draw(st.integers(0, len(lines) - 1))
-            lines[i], lines[j] = lines[j], lines[i]
-        elif op == "truncate":
-            lines = lines[:i] + [lines[i][:draw(st.integers(0, len(lines[i])))]]
-        elif op == "replace" and lines[i]:
-            k = draw(st.integers(0, len(lines[i]) - 1))
-            lines[i] = lines[i][:k] + draw(st.characters(exclude_categories=("Cs",))) + lines[i][k + 1:]
-        elif op == "insert":
-            lines.insert(i, draw(st.text(st.characters(exclude_categories=("Cs",)), max_size=80)) + "\n")
+    lines = edit_lines(draw, lines)
     return kind, "".join(lines)
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 from hypothesis import given, settings
+from tests.fuzzing import mutate_lines
 from hypothesis import strategies as st
 
 from cassperf.config import fixtures_dir
@@ -430,28 +431,6 @@ def test_029_is_not_read_as_the_forks_layout() -> None:
 
 # ---- fuzz ----------------------------------------------------------------------------------------
 
-def _mutate(lines: list[str], ops: list[tuple[int, int, str]]) -> str:
-    out = list(lines)
-    for kind, pos, junk in ops:
-        if not out:
-            break
-        i = pos % len(out)
-        if kind == 0:
-            del out[i]
-        elif kind == 1:
-            out.insert(i, out[i])
-        elif kind == 2:
-            j = (pos * 7 + 3) % len(out)
-            out[i], out[j] = out[j], out[i]
-        elif kind == 3:
-            out = out[: i + 1]
-            out[-1] = out[-1][: max(0, len(out[-1]) - pos % 60)]
-        elif kind == 4:
-            k = pos % max(1, len(out[i]))
-            out[i] = out[i][:k] + junk[:1] + out[i][k + 1:]
-        else:
-            out.insert(i, junk)
-    return "\n".join(out)
 
 
 FUZZ_SOURCES = {"fork": [LATTE], "0.29": [LATTE029 / f"{n}.txt" for n in NAMES_029]}
@@ -470,7 +449,7 @@ def test_fuzz_mutated_report_parses_or_raises_parse_error(layout: str, pick: int
     if not path.is_file():
         pytest.skip(f"fixture not found: {path}")
     _FUZZ_TRIED[path.name] = _FUZZ_TRIED.get(path.name, 0) + 1
-    text = _mutate(path.read_text().splitlines(), ops)
+    text = mutate_lines(path.read_text().splitlines(), ops)
     try:
         result = parse_latte(text)
     except ParseError:

@@ -7,6 +7,7 @@ import os
 
 import pytest
 from hypothesis import given, settings
+from tests.fuzzing import mutate_lines
 from hypothesis import strategies as st
 
 from cassperf.config import fixtures_dir
@@ -204,28 +205,6 @@ def test_ansi_colours_and_decimal_commas_are_read() -> None:
 
 # ---- fuzz ----------------------------------------------------------------------------------------
 
-def _mutate(lines: list[str], ops: list[tuple[int, int, str]]) -> str:
-    out = list(lines)
-    for kind, pos, junk in ops:
-        if not out:
-            break
-        i = pos % len(out)
-        if kind == 0:
-            del out[i]
-        elif kind == 1:
-            out.insert(i, out[i])
-        elif kind == 2:
-            j = (pos * 7 + 3) % len(out)
-            out[i], out[j] = out[j], out[i]
-        elif kind == 3:
-            out = out[: i + 1]
-            out[-1] = out[-1][: max(0, len(out[-1]) - pos % 60)]
-        elif kind == 4:
-            k = pos % max(1, len(out[i]))
-            out[i] = out[i][:k] + junk[:1] + out[i][k + 1:]
-        else:
-            out.insert(i, junk)
-    return "\n".join(out)
 
 
 FUZZ_NAMES = sorted(CASES)
@@ -237,7 +216,7 @@ FUZZ_NAMES = sorted(CASES)
        ops=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 10_000), st.text(min_size=1, max_size=40)),
                     min_size=1, max_size=8))
 def test_fuzz_mutated_fixtures_parse_or_raise_parse_error(which: int, ops: list[tuple[int, int, str]]) -> None:
-    text = _mutate((TLP / FUZZ_NAMES[which]).read_text().splitlines(), ops)
+    text = mutate_lines((TLP / FUZZ_NAMES[which]).read_text().splitlines(), ops)
     try:
         result = parse_tlp(text)
     except ParseError:

@@ -6,6 +6,7 @@ import os
 
 import pytest
 from hypothesis import given, settings
+from tests.fuzzing import mutate_lines
 from hypothesis import strategies as st
 
 from cassperf.config import fixtures_dir
@@ -182,28 +183,6 @@ def test_garbage_lines_in_the_middle() -> None:
 
 # ---- fuzz ----------------------------------------------------------------------------------------
 
-def _mutate(lines: list[str], ops: list[tuple[int, int, str]]) -> str:
-    out = list(lines)
-    for kind, pos, junk in ops:
-        if not out:
-            break
-        i = pos % len(out)
-        if kind == 0:
-            del out[i]
-        elif kind == 1:
-            out.insert(i, out[i])
-        elif kind == 2:
-            j = (pos * 7 + 3) % len(out)
-            out[i], out[j] = out[j], out[i]
-        elif kind == 3:
-            out = out[: i + 1]
-            out[-1] = out[-1][: max(0, len(out[-1]) - pos % 60)]
-        elif kind == 4:
-            k = pos % max(1, len(out[i]))
-            out[i] = out[i][:k] + junk[:1] + out[i][k + 1:]
-        else:
-            out.insert(i, junk)
-    return "\n".join(out)
 
 
 def _fuzz_bases() -> list[list[str]]:
@@ -222,7 +201,7 @@ BASES = _fuzz_bases()
        ops=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 10_000), st.text(min_size=1, max_size=40)),
                     min_size=1, max_size=8))
 def test_fuzz_mutated_outputs_parse_or_raise_parse_error(which: int, ops: list[tuple[int, int, str]]) -> None:
-    text = _mutate(BASES[which], ops)
+    text = mutate_lines(BASES[which], ops)
     try:
         result = parse_ycsb(text)
     except ParseError:
