@@ -233,7 +233,35 @@ class LocalCluster(ClusterHandle):
             cmd = server_command(java.executable, classpath, jars.jamm, jolokia, node.spec, node.layout, node.ports,
                                  JvmSettings(self.heap_mb, self.jvm_options))
             self._start_node(node, cmd, timeout_s or self.start_timeout_s)
+        if len(self.nodes) > 1:
+            self._wait_for_ring(timeout_s or self.start_timeout_s)
         return self
+
+    def _wait_for_ring(self, timeout_s: float) -> None:
+        """Wait until every node knows every other node with its DC and tokens (system.peers_v2):
+        a node that serves CQL may not yet know a DC that joined last, and would refuse a
+        NetworkTopologyStrategy keyspace naming it."""
+        from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+        from cassandra.policies import WhiteListRoundRobinPolicy
+
+        want = len(self.nodes) - 1
+        deadline = time.monotonic() + timeout_s
+        for node in self.nodes:
+            profile = ExecutionProfile(load_balancing_policy=WhiteListRoundRobinPolicy([node.address]))
+            driver = Cluster([node.address], port=node.ports.native, execution_profiles={EXEC_PROFILE_DEFAULT: profile})
+            try:
+                session = driver.connect()
+                while True:
+                    rows = session.execute("SELECT data_center, tokens FROM system.peers_v2")
+                    known = sum(1 for r in rows if r.data_center and r.tokens)
+                    if known >= want:
+                        break
+                    if time.monotonic() > deadline:
+                        raise ClusterError(f"{node.name} of cluster {self.name} knows {known} of its {want} peers "
+                                           f"after {timeout_s:.0f} s.\n{node.log_tail()}")
+                    time.sleep(0.5)
+            finally:
+                driver.shutdown()
 
     def _start_node(self, node: LocalNode, cmd: list[str], timeout_s: float) -> None:
         log = node.layout.system_log
