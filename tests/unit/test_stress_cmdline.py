@@ -132,7 +132,9 @@ def test_delete_share_cannot_be_expressed_in_simple_mode():
     assert str(info.value) == (
         "a delete share cannot be expressed in cassandra-stress simple mode: its commands are read, write, mixed, "
         "counter_read and counter_write, and mixed ratio(...) takes only those; run deletes with a "
-        "cassandra-stress user profile (a DELETE query in ops(...)) or with the python-driver engine")
+        "cassandra-stress user profile (a DELETE query in ops(...)): "
+        "cassperf.workload.stress_profile.profile_yaml(spec) and to_user_args(spec, profile_path), which "
+        "run_cassandra_stress uses by itself for such a spec, or with the python-driver engine")
     with pytest.raises(WorkloadSpecError, match="^a delete share cannot be expressed"):
         WorkloadSpec(op="delete", n=10).to_stress_command()
 

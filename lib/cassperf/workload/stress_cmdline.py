@@ -13,7 +13,9 @@ Rendering follows the seeds' form, one canonical order:
   user-given ratio cassandra-stress treats the ops left out as 0 (OptionEnumProbabilities).
 - Simple mode has no delete operation (Command: read, write, counter_read, counter_write,
   mixed, user), so ``op="delete"`` or a ratio with ``delete`` raises a ConfigError; a delete
-  share needs a user profile or the python-driver engine.
+  share needs a user profile (``stress_profile``, which reuses the helpers below: count_args,
+  rate_pop_args, client_args, display_command and the parse_* group parsers) or the
+  python-driver engine.
 - ``-rate threads=N throttle=X/s | fixed=X/s``; an unlimited rate is written
   ``throttle=0/s`` as the seeds do (0 means no limit to cassandra-stress).
 - ``-col``: ``size=FIXED(s)`` only when s differs from cassandra-stress's default 34 bytes,
@@ -57,8 +59,9 @@ from cassperf.workload.spec import (
 DELETE_NOT_IN_SIMPLE_MODE = (
     "a delete share cannot be expressed in cassandra-stress simple mode: its commands are "
     "read, write, mixed, counter_read and counter_write, and mixed ratio(...) takes only those; "
-    "run deletes with a cassandra-stress user profile (a DELETE query in ops(...)) or with the "
-    "python-driver engine"
+    "run deletes with a cassandra-stress user profile (a DELETE query in ops(...)): "
+    "cassperf.workload.stress_profile.profile_yaml(spec) and to_user_args(spec, profile_path), "
+    "which run_cassandra_stress uses by itself for such a spec, or with the python-driver engine"
 )
 
 _GROUPS = ("-rate", "-pop", "-col", "-schema", "-log", "-mode", "-graph", "-node")
@@ -104,46 +107,26 @@ def _interval_arg(seconds: float) -> str:
     return str(ms // 1000) if ms % 1000 == 0 else f"{ms}ms"
 
 
-def to_stress_args(spec: WorkloadSpec, *, schema_precreated: bool = False) -> list[str]:
-    """The cassandra-stress arguments (argv after the program name) for ``spec``."""
-    if spec.op == "delete" or (spec.ratio is not None and spec.ratio.delete):
-        raise WorkloadSpecError("op", DELETE_NOT_IN_SIMPLE_MODE)
-    if spec.compression is not None and spec.compression.chunk_length_in_kb is not None \
-            and not schema_precreated:
-        raise WorkloadSpecError(
-            "compression",
-            f"cassandra-stress -schema compression= takes a compressor class only, so "
-            f"chunk_length_in_kb={spec.compression.chunk_length_in_kb} cannot be passed: create the "
-            f"table first with schema_cql(spec) and render with schema_precreated=True")
-    args = [spec.op]
-    if spec.ratio is not None:
-        args.append("ratio(" + ",".join(f"{k}={v}" for k, v in spec.ratio.items()) + ")")
-    if not spec.warmup:
-        args.append("no-warmup")
+def count_args(spec: WorkloadSpec) -> list[str]:
+    """The command's own options every cassandra-stress command takes, in the canonical order:
+    ``[no-warmup] n=N|duration=D cl=CL`` (shared by simple mode and ``user`` mode)."""
+    args = [] if spec.warmup else ["no-warmup"]
     args.append(f"n={spec.n}" if spec.n is not None else f"duration={format_duration(int(spec.duration or 0))}")
     args.append(f"cl={spec.cl}")
-    args += ["-rate", f"threads={spec.concurrency}", _rate_arg(spec.rate)]
+    return args
+
+
+def rate_pop_args(spec: WorkloadSpec) -> list[str]:
+    """``-rate threads=N throttle=X/s|fixed=X/s`` and, when set, ``-pop ...``."""
+    args = ["-rate", f"threads={spec.concurrency}", _rate_arg(spec.rate)]
     if spec.population is not None:
         args += ["-pop", _population_arg(spec.population)]
-    col = []
-    if spec.column_size != STRESS_DEFAULT_COLUMN_SIZE:
-        col.append(f"size=FIXED({spec.column_size})")
-    if spec.column_count != STRESS_DEFAULT_COLUMN_COUNT:
-        col.append(f"n=FIXED({spec.column_count})")
-    if col:
-        args += ["-col", *col]
-    schema = []
-    if spec.keyspace != "keyspace1":
-        schema.append(f"keyspace={spec.keyspace}")
-    if spec.replication is not None:
-        schema.append(_replication_arg(spec.replication))
-    if spec.compaction is not None:
-        schema.append(_compaction_arg(spec.compaction))
-    if spec.compression is not None:
-        schema.append(f"compression={spec.compression.compressor}")
-    if schema:
-        args += ["-schema", *schema]
-    args += ["-log", f"interval={_interval_arg(spec.interval_s)}"]
+    return args
+
+
+def client_args(spec: WorkloadSpec) -> list[str]:
+    """What the client records and how it connects: ``-log``, ``-mode``, ``-graph``, ``-node``."""
+    args = ["-log", f"interval={_interval_arg(spec.interval_s)}"]
     if spec.hdr_file is not None:
         args.append(f"hdrfile={spec.hdr_file}")
     if spec.log_file is not None:
@@ -170,10 +153,56 @@ def to_stress_args(spec: WorkloadSpec, *, schema_precreated: bool = False) -> li
     return args
 
 
+def display_command(args: Sequence[str]) -> str:
+    """The seeds' one-line display of an argv: arguments holding a space are double-quoted."""
+    return " ".join(f'"{a}"' if " " in a else a for a in args)
+
+
+def has_delete(spec: WorkloadSpec) -> bool:
+    """True when ``spec`` deletes (op="delete" or a ratio with a delete weight)."""
+    return spec.op == "delete" or (spec.ratio is not None and spec.ratio.delete > 0)
+
+
+def to_stress_args(spec: WorkloadSpec, *, schema_precreated: bool = False) -> list[str]:
+    """The cassandra-stress arguments (argv after the program name) for ``spec``."""
+    if has_delete(spec):
+        raise WorkloadSpecError("op", DELETE_NOT_IN_SIMPLE_MODE)
+    if spec.compression is not None and spec.compression.chunk_length_in_kb is not None \
+            and not schema_precreated:
+        raise WorkloadSpecError(
+            "compression",
+            f"cassandra-stress -schema compression= takes a compressor class only, so "
+            f"chunk_length_in_kb={spec.compression.chunk_length_in_kb} cannot be passed: create the "
+            f"table first with schema_cql(spec) and render with schema_precreated=True")
+    args = [spec.op]
+    if spec.ratio is not None:
+        args.append("ratio(" + ",".join(f"{k}={v}" for k, v in spec.ratio.items()) + ")")
+    args += count_args(spec)
+    args += rate_pop_args(spec)
+    col = []
+    if spec.column_size != STRESS_DEFAULT_COLUMN_SIZE:
+        col.append(f"size=FIXED({spec.column_size})")
+    if spec.column_count != STRESS_DEFAULT_COLUMN_COUNT:
+        col.append(f"n=FIXED({spec.column_count})")
+    if col:
+        args += ["-col", *col]
+    schema = []
+    if spec.keyspace != "keyspace1":
+        schema.append(f"keyspace={spec.keyspace}")
+    if spec.replication is not None:
+        schema.append(_replication_arg(spec.replication))
+    if spec.compaction is not None:
+        schema.append(_compaction_arg(spec.compaction))
+    if spec.compression is not None:
+        schema.append(f"compression={spec.compression.compressor}")
+    if schema:
+        args += ["-schema", *schema]
+    return args + client_args(spec)
+
+
 def to_stress_command(spec: WorkloadSpec, *, schema_precreated: bool = False) -> str:
     """The seeds' one-line form (no program name); arguments holding a space are double-quoted."""
-    return " ".join(f'"{a}"' if " " in a else a
-                    for a in to_stress_args(spec, schema_precreated=schema_precreated))
+    return display_command(to_stress_args(spec, schema_precreated=schema_precreated))
 
 
 # ---------------------------------------------------------------------------------- schema
@@ -222,7 +251,8 @@ def _unknown(group: str, token: str, known: str) -> ConfigError:
     return ConfigError(f"unknown {group} option {token!r} (known: {known})")
 
 
-def _split_groups(tokens: list[str]) -> tuple[str, list[str], dict[str, list[str]]]:
+def split_groups(tokens: list[str]) -> tuple[str, list[str], dict[str, list[str]]]:
+    """(command word, its options, {"-rate": [...], ...}); unknown or repeated groups raise."""
     command, params = tokens[0], []
     groups: dict[str, list[str]] = {}
     current: list[str] = params
@@ -239,7 +269,7 @@ def _split_groups(tokens: list[str]) -> tuple[str, list[str], dict[str, list[str
     return command, params, groups
 
 
-def _multi(token: str, name: str) -> list[tuple[str, str]]:
+def parse_multi(token: str, name: str) -> list[tuple[str, str]]:
     """``name(k=v,k2=v2)`` -> [(k, v), ...]; raises naming the malformed part."""
     m = _MULTI_RE.fullmatch(token)
     if not m or m.group(1).lower() != name:
@@ -267,6 +297,31 @@ def _fixed(token: str, value: str) -> int:
     return _count(token, m.group(1), "FIXED(n)")
 
 
+def option_key(token: str) -> str:
+    """The name a command option is known by: 'n' for n=10, 'ratio' for ratio(write=1)."""
+    return token.split("=", 1)[0].split("(", 1)[0].lower()
+
+
+def parse_count_option(tok: str, kw: dict[str, object]) -> bool:
+    """One of the options ``count_args`` renders (no-warmup, n=, duration=, cl=) onto ``kw``;
+    False when ``tok`` is none of them."""
+    key = option_key(tok)
+    value = tok.split("=", 1)[1] if "=" in tok else ""
+    if tok.lower() == "no-warmup":
+        kw["warmup"] = False
+    elif key == "n" and "=" in tok:
+        kw["n"] = _count(tok, value, "n")
+    elif key == "duration" and "=" in tok:
+        if not _DURATION_ARG_RE.fullmatch(value):
+            raise ConfigError(f"{tok!r}: duration must be digits and a unit s, m or h (e.g. 10m)")
+        kw["duration"] = value.lower()
+    elif key == "cl" and "=" in tok:
+        kw["cl"] = value
+    else:
+        return False
+    return True
+
+
 def _parse_command(op_token: str, params: list[str], kw: dict[str, object]) -> None:
     op = op_token.lower()
     op = "write" if op == "insert" else op
@@ -277,24 +332,15 @@ def _parse_command(op_token: str, params: list[str], kw: dict[str, object]) -> N
     seen: set[str] = set()
     known = "no-warmup, n=, duration=, cl=" + (", ratio(...)" if op == "mixed" else "")
     for tok in params:
-        key = tok.split("=", 1)[0].split("(", 1)[0].lower()
+        key = option_key(tok)
         if key in seen:
             raise ConfigError(f"{op} option {key} is given twice")
         seen.add(key)
-        value = tok.split("=", 1)[1] if "=" in tok else ""
-        if tok.lower() == "no-warmup":
-            kw["warmup"] = False
-        elif key == "n" and "=" in tok:
-            kw["n"] = _count(tok, value, "n")
-        elif key == "duration" and "=" in tok:
-            if not _DURATION_ARG_RE.fullmatch(value):
-                raise ConfigError(f"{tok!r}: duration must be digits and a unit s, m or h (e.g. 10m)")
-            kw["duration"] = value.lower()
-        elif key == "cl" and "=" in tok:
-            kw["cl"] = value
-        elif key == "ratio" and op == "mixed":
+        if parse_count_option(tok, kw):
+            continue
+        if key == "ratio" and op == "mixed":
             weights: dict[str, int] = {}
-            for name, weight in _multi(tok, "ratio"):
+            for name, weight in parse_multi(tok, "ratio"):
                 if name.lower() not in ("write", "read"):
                     raise ConfigError(f"ratio option {name!r} is not one of write, read "
                                       f"(cassandra-stress simple mode has no delete operation)")
@@ -341,9 +387,9 @@ def _parse_schema(params: list[str], kw: dict[str, object]) -> None:
         elif low.startswith("compression="):
             kw["compression"] = Compression(tok.split("=", 1)[1])
         elif low.startswith("replication("):
-            kw["replication"] = _parse_replication(_multi(tok, "replication"))
+            kw["replication"] = _parse_replication(parse_multi(tok, "replication"))
         elif low.startswith("compaction("):
-            pairs = _multi(tok, "compaction")
+            pairs = parse_multi(tok, "compaction")
             strategy = [v for k, v in pairs if k.lower() == "strategy"]
             if not strategy:
                 raise ConfigError(f"{tok!r}: compaction(...) needs strategy=")
@@ -389,9 +435,10 @@ def _parse_simple(group: str, params: list[str], kw: dict[str, object],
             raise _unknown(group, tok, known)
 
 
-def parse_stress_command(command: str | Sequence[str]) -> WorkloadSpec:
-    """A cassandra-stress simple-mode command line (display string or argv, with or without
-    the program name) as a WorkloadSpec. Raises ConfigError naming any option not modelled."""
+def command_tokens(command: str | Sequence[str]) -> list[str]:
+    """A cassandra-stress command line (display string or argv, with or without the program
+    name) as cassandra-stress sees it: joined, whitespace after ',', '=' and '(' dropped
+    (StressSettings.repairParams), split on spaces. Raises ConfigError when empty."""
     try:
         tokens = shlex.split(command) if isinstance(command, str) else [str(t) for t in command]
     except ValueError as exc:  # an unclosed quote or a trailing backslash
@@ -401,17 +448,23 @@ def parse_stress_command(command: str | Sequence[str]) -> WorkloadSpec:
     tokens = re.sub(r"([,=(])\s+", r"\1", " ".join(tokens)).split()
     if not tokens:
         raise ConfigError("empty cassandra-stress command line")
-    op_token, params, groups = _split_groups(tokens)
-    kw: dict[str, object] = {"column_count": STRESS_DEFAULT_COLUMN_COUNT,
-                             "column_size": STRESS_DEFAULT_COLUMN_SIZE, "prepared": True}
-    _parse_command(op_token, params, kw)
+    return tokens
+
+
+def parse_rate_group(groups: dict[str, list[str]], kw: dict[str, object], default_threads: int | None) -> None:
+    """``-rate`` onto ``kw``; without one, ``default_threads`` (cassandra-stress's threads=200
+    for a counted write) or a ConfigError (it would ramp threads in auto mode)."""
     if "-rate" in groups:
         _parse_rate(groups["-rate"], kw)
-    elif kw["op"] == "write" and "n" in kw:
-        kw["concurrency"] = 200  # cassandra-stress's default for a counted write
+    elif default_threads is not None:
+        kw["concurrency"] = default_threads
     else:
         raise ConfigError("no -rate threads=N: cassandra-stress would ramp threads (auto mode), "
                           "which WorkloadSpec does not model")
+
+
+def parse_pop_group(groups: dict[str, list[str]], kw: dict[str, object]) -> None:
+    """``-pop seq=a..b`` or ``-pop dist=NAME(...)`` onto ``kw``."""
     if "-pop" in groups:
         if len(groups["-pop"]) != 1:
             raise ConfigError(f"-pop takes one of seq=a..b or dist=NAME(a..b), got {' '.join(groups['-pop'])!r}")
@@ -419,15 +472,11 @@ def parse_stress_command(command: str | Sequence[str]) -> WorkloadSpec:
         if not tok.lower().startswith(("seq=", "dist=")):
             raise _unknown("-pop", tok, "seq=, dist=")
         kw["population"] = Population.parse(tok)
-    for tok in groups.get("-col", []):
-        low = tok.lower()
-        if low.startswith("size="):
-            kw["column_size"] = _fixed(tok, tok.split("=", 1)[1])
-        elif low.startswith("n="):
-            kw["column_count"] = _fixed(tok, tok.split("=", 1)[1])
-        else:
-            raise _unknown("-col", tok, "size=FIXED(n), n=FIXED(n)")
-    _parse_schema(groups.get("-schema", []), kw)
+
+
+def parse_client_groups(groups: dict[str, list[str]], kw: dict[str, object]) -> None:
+    """``-log``, ``-mode``, ``-graph`` and ``-node`` onto ``kw`` (no ``-mode``: prepared, as
+    cassandra-stress's default mode prepares statements)."""
     _parse_simple("-log", groups.get("-log", []), kw,
                   {"interval=": "interval_s", "hdrfile=": "hdr_file", "file=": "log_file"})
     if "interval_s" in kw:
@@ -435,6 +484,7 @@ def parse_stress_command(command: str | Sequence[str]) -> WorkloadSpec:
         if not m:
             raise ConfigError(f"-log interval={kw['interval_s']}: expected seconds or Nms (e.g. 1, 1s, 500ms)")
         kw["interval_s"] = int(m.group(1)) / (1000 if m.group(2) == "ms" else 1)
+    kw.setdefault("prepared", True)
     if "-mode" in groups:
         kw["prepared"] = False
         _parse_simple("-mode", groups["-mode"], kw,
@@ -456,4 +506,26 @@ def parse_stress_command(command: str | Sequence[str]) -> WorkloadSpec:
             kw["nodes"] = tuple(tok.split(","))
         else:
             raise _unknown("-node", tok, "datacenter=, host[,host...]")
+
+
+def parse_stress_command(command: str | Sequence[str]) -> WorkloadSpec:
+    """A cassandra-stress simple-mode command line (display string or argv, with or without
+    the program name) as a WorkloadSpec. Raises ConfigError naming any option not modelled."""
+    tokens = command_tokens(command)
+    op_token, params, groups = split_groups(tokens)
+    kw: dict[str, object] = {"column_count": STRESS_DEFAULT_COLUMN_COUNT,
+                             "column_size": STRESS_DEFAULT_COLUMN_SIZE, "prepared": True}
+    _parse_command(op_token, params, kw)
+    parse_rate_group(groups, kw, 200 if kw["op"] == "write" and "n" in kw else None)
+    parse_pop_group(groups, kw)
+    for tok in groups.get("-col", []):
+        low = tok.lower()
+        if low.startswith("size="):
+            kw["column_size"] = _fixed(tok, tok.split("=", 1)[1])
+        elif low.startswith("n="):
+            kw["column_count"] = _fixed(tok, tok.split("=", 1)[1])
+        else:
+            raise _unknown("-col", tok, "size=FIXED(n), n=FIXED(n)")
+    _parse_schema(groups.get("-schema", []), kw)
+    parse_client_groups(groups, kw)
     return WorkloadSpec(**kw)  # type: ignore[arg-type]
