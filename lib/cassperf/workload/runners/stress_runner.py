@@ -10,7 +10,15 @@ cassandra-stress ships only in the Apache Cassandra tarball (not on Maven Centra
 
 The argv is `[cassandra-stress, *spec.to_stress_args()]`, plus `-node <contact points>` when
 the spec names no nodes and a cluster is given, and `-port native=<port>` when that cluster's
-CQL port is not 9042. The tool runs in the run's raw/ folder, so relative hdrfile=, file= and
+CQL port is not 9042. A spec with a delete share (which simple mode cannot run), or any spec
+when `user_profile=True`, runs in user mode instead: the profile YAML
+(`stress_profile.profile_yaml(spec)`) is written to raw/cassandra-stress-profile.yaml (the
+manifest's `stress_profile` names it) and the argv is `[cassandra-stress, user
+profile=cassandra-stress-profile.yaml ops(...) ...]` (`stress_profile.to_user_args`); the
+manifest's `command` shows that line. `user_profile=False` forces simple mode (a delete share
+then raises). In user mode the parsed per-op rows are named by the ops: insert, read, delete
+(simple mode prints WRITE, READ), and keys differ from simple mode's for the same seed (see
+stress_profile), so load a table for a user-mode run in user mode. The tool runs in the run's raw/ folder, so relative hdrfile=, file= and
 graph file= paths land there. Its stdout and stderr go line by line to raw/cassandra-stress.txt
 and to a progress bar (total ops, or seconds for duration= runs); afterwards the file is parsed
 with the "cassandra-stress" parser (and an hdrfile= log with "hdr-log") into the run: intervals
@@ -37,6 +45,8 @@ from cassperf.workload.runners.streaming import (
     which,
 )
 from cassperf.workload.spec import WorkloadSpec
+from cassperf.workload.stress_cmdline import display_command
+from cassperf.workload.stress_profile import PROFILE_NAME, needs_profile, profile_yaml, to_user_args
 
 TOOL = "cassandra-stress"
 RAW_NAME = "cassandra-stress.txt"
@@ -82,13 +92,16 @@ def locate_cassandra_stress(environ: Mapping[str, str] | None = None) -> Path:
 
 
 def stress_argv(spec: WorkloadSpec, executable: str | Path, cluster: Any = None, *,
-                schema_precreated: bool = False) -> list[str]:
-    """The full argv: the executable, spec.to_stress_args(), and the cluster's contact points
+                schema_precreated: bool = False, profile: str | None = None) -> list[str]:
+    """The full argv: the executable, spec.to_stress_args() (or, given a `profile` path, the
+    user-mode arguments to_user_args(spec, profile)), and the cluster's contact points
     (`-node a,b`) and CQL port (`-port native=N`, only when not 9042) where the spec names no
     nodes."""
     if cluster is not None and not spec.nodes:
         spec = dataclasses.replace(spec, nodes=tuple(cluster.contact_points))
-    argv = [str(executable), *spec.to_stress_args(schema_precreated=schema_precreated)]
+    args = (to_user_args(spec, profile) if profile is not None
+            else spec.to_stress_args(schema_precreated=schema_precreated))
+    argv = [str(executable), *args]
     if cluster is not None and int(cluster.port) != 9042:
         argv += ["-port", f"native={int(cluster.port)}"]
     return argv
@@ -112,11 +125,18 @@ class StressResult:
 
 def run_cassandra_stress(spec: WorkloadSpec, writer: Any, *, cluster: Any = None, executable: str | Path | None = None,
                          schema_precreated: bool = False, progress: bool = True, timeout_s: float | None = None,
-                         env: Mapping[str, str] | None = None) -> StressResult:
-    """Run cassandra-stress for `spec` into `writer` (an open RunWriter); see the module doc."""
+                         env: Mapping[str, str] | None = None, user_profile: bool | None = None) -> StressResult:
+    """Run cassandra-stress for `spec` into `writer` (an open RunWriter); see the module doc.
+    `user_profile`: None runs user mode only for a spec with a delete share, True always,
+    False never."""
     exe = Path(executable) if executable is not None else locate_cassandra_stress(env)
-    argv = stress_argv(spec, exe, cluster, schema_precreated=schema_precreated)
-    shown = " ".join(f'"{a}"' if " " in a else a for a in ["cassandra-stress", *argv[1:]])
+    use_profile = needs_profile(spec) if user_profile is None else user_profile
+    argv = stress_argv(spec, exe, cluster, schema_precreated=schema_precreated,
+                       profile=PROFILE_NAME if use_profile else None)
+    if use_profile:
+        writer.add_raw(PROFILE_NAME, profile_yaml(spec))
+        writer.manifest["stress_profile"] = f"raw/{PROFILE_NAME}"
+    shown = display_command(["cassandra-stress", *argv[1:]])
     writer.manifest.update(tool=TOOL, command=shown, executable=str(exe))
     writer.manifest.setdefault("parameters", {})["workload"] = dataclasses.asdict(spec)
     raw = writer.raw_stream(RAW_NAME)
