@@ -13,7 +13,7 @@ import pandas as pd
 import plotly.graph_objects as go
 
 from cassperf import parsers
-from cassperf.cli.logs import expand_paths
+from cassperf.parsers.paths import expand_paths
 from cassperf.errors import CassperfError
 from cassperf.results.catalog import catalog, import_parsed
 
