@@ -91,6 +91,7 @@ def test_sequential_write_leaves_exactly_n_rows_of_the_spec_sizes(node, tmp_path
     run = run_workload(spec(op="write", n=2000, column_count=3, column_size=100, keyspace=ks), node,
                        root=tmp_path, backend=backend, progress=False)
     assert run.complete and run.manifest["engine"]["backend"] == backend
+    assert run.manifest["engine"]["event_loop"] == "uvloop"     # pinned; the manifest says which loop ran
     assert run.summary["count"].tolist() == [2000] and run.summary["errors"].tolist() == [0]
     assert int(run.intervals["count"].sum()) == 2000
 

@@ -246,6 +246,24 @@ def _own_rss_bytes() -> int:
         return 0
 
 
+#: Environment of the worker processes: numpy's OpenBLAS would otherwise start a thread per
+#: core in each worker that spins after use (seen in perf at fixed rate); workers never do
+#: linear algebra.
+WORKER_ENV = {"OPENBLAS_NUM_THREADS": "1", "OMP_NUM_THREADS": "1"}
+
+
+@contextmanager
+def _worker_env() -> Iterator[None]:
+    """os.environ with WORKER_ENV (keys the user set keep their value) while workers spawn."""
+    added = {k: v for k, v in WORKER_ENV.items() if k not in os.environ}
+    os.environ.update(added)
+    try:
+        yield
+    finally:
+        for k in added:
+            os.environ.pop(k, None)
+
+
 @contextmanager
 def _sigint_deferred() -> Iterator[None]:
     """Hold SIGINT while one interval is written, so Ctrl-C never leaves half an interval
@@ -336,7 +354,8 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
         plan = WorkerPlan(i, nproc, spec, target, backend_name, conc[i], counts[i], warm, rng_seed)
         p = ctx.Process(target=worker_main, args=(plan, reports, go, t0_value, stop), name=f"cassperf-engine-{i}",
                         daemon=True)
-        p.start()
+        with _worker_env():
+            p.start()
         procs.append(p)
     bar = None
     error: str | None = None
@@ -391,6 +410,7 @@ def _await_ready(reports: Any, procs: list[Any], writer: RunWriter) -> None:
         if msg[0] == "ready":
             ready.add(msg[1])
             writer.manifest.setdefault("engine_worker_pids", []).append(msg[3])
+            writer.manifest["engine"]["event_loop"] = msg[4]   # uvloop, or asyncio (CASSPERF_EVENT_LOOP=asyncio)
 
 
 def _collect(reports: Any, procs: list[Any], col: _Collector, writer: RunWriter, stop: Any, t0: int) -> bool:
