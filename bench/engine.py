@@ -12,7 +12,8 @@ LOCAL_ONE, RF 1, one node at 127.0.11.1 started here and destroyed at the end):
 2. client CPU at a fixed 5,000 ops/s: the workers' CPU time (user + system, C++ driver threads
    included) during the measured phase divided by ops; the engine's parent process (schema,
    merging, writing) is reported separately for the whole run, start-up included; the bare
-   acsylla loop paced the same way (sleep until each op's intended start) is the floor;
+   acsylla loop paced the same way (sleep until each op's intended start) is the floor, and
+   latte at the same rate (``-r``, its own scheduler) the reference;
 3. memory (optional, ``--memory-duration``): the default backend at a fixed 5,000 ops/s; the
    workers' RSS at the start of the load and at its end, and per interval.
 
@@ -155,6 +156,8 @@ def run_latte(latte: Path, cfg: dict[str, Any], work: Path) -> dict[str, Any]:
     load0 = os.getloadavg()[0]
     cmd = [str(latte), "run", str(script), "-d", f"{cfg['duration']}s", "-t", "2", "-p", str(cfg["concurrency"]),
            ADDRESS]
+    if cfg["rate"] != "unlimited":     # fixed=5000/s -> latte's -r 5000 (its own fixed-rate scheduler)
+        cmd[-1:-1] = ["-r", cfg["rate"].split("=")[1].rstrip("/s")]
     out_path = work / "latte.out"
     with open(out_path, "w") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, text=True, cwd=work)  # its report json too
@@ -205,7 +208,8 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     ap.add_argument("--duration", type=int, default=20, help="seconds per measurement (default 20)")
-    ap.add_argument("--rounds", type=int, default=2, help="alternating rounds over the backends (default 2)")
+    ap.add_argument("--rounds", type=int, default=2, help="rounds over the backends, order reversed every other round (default 2)")
+    ap.add_argument("--warmup", type=int, default=20, help="seconds of uncounted load on the fresh node first (default 20)")
     ap.add_argument("--concurrency", type=int, default=256, help="requests in flight (default 256)")
     ap.add_argument("--fixed-rate", type=int, default=5000, help="ops/s of the CPU measurement (default 5000)")
     ap.add_argument("--memory-duration", type=int, default=0, help="seconds of the memory run (0: skip)")
@@ -256,16 +260,18 @@ def main() -> None:
             return run_child("engine", {**cfg, "backend": backend}, site)
 
         results: dict[str, list[dict[str, Any]]] = {}
+        if args.warmup:     # a fresh JVM (JIT, first flushes and compactions) would slow whoever runs first
+            r = measure(wanted[0], "unlimited", args.warmup)
+            print(f"warm-up (not counted): {wanted[0]} unlimited for {args.warmup} s, {r.get('ops_s', 0):,.0f} ops/s")
         for rnd in range(args.rounds):
+            order = wanted if rnd % 2 == 0 else wanted[::-1]    # alternate who goes first
             print(f"\nround {rnd + 1}: unlimited rate, concurrency {args.concurrency}, {args.duration} s each")
-            for name in wanted:
+            for name in order:
                 r = measure(name, "unlimited", args.duration)
                 results.setdefault(f"{name} unlimited", []).append(r)
                 print(_line(name, r), flush=True)
             print(f"round {rnd + 1}: fixed={args.fixed_rate}/s, {args.duration} s each")
-            for name in wanted:
-                if name == "latte":
-                    continue
+            for name in order:
                 r = measure(name, f"fixed={args.fixed_rate}/s", args.duration)
                 results.setdefault(f"{name} fixed", []).append(r)
                 print(_line(name, r), flush=True)
