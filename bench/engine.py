@@ -12,7 +12,7 @@ LOCAL_ONE, RF 1, one node at 127.0.11.1 started here and destroyed at the end):
 2. client CPU at a fixed 5,000 ops/s: the workers' CPU time (user + system, C++ driver threads
    included) during the measured phase divided by ops; the engine's parent process (schema,
    merging, writing) is reported separately for the whole run, start-up included; the bare
-   acsylla loop paced the same way (sleep until each op's intended start) is the floor, and
+   acsylla loop paced the same way (sleep until each op's intended start, on uvloop) is the floor, and
    latte at the same rate (``-r``, its own scheduler) the reference;
 3. memory (optional, ``--memory-duration``): the default backend at a fixed 5,000 ops/s; the
    workers' RSS at the start of the load and at its end, and per interval.
@@ -146,7 +146,11 @@ def child_bare_acsylla(cfg: dict[str, Any]) -> dict[str, Any]:
         return {"ops": state["n"], "ops_s": state["n"] / wall, "worker_cpu_us_per_op": cpu / state["n"] * 1e6,
                 "processes": 1, "backend_version": f"acsylla {acsylla.version.__version__}"}
 
-    return asyncio.run(main())
+    try:                      # the engine's workers run on uvloop; so does the floor
+        import uvloop
+        return uvloop.run(main())
+    except ImportError:
+        return asyncio.run(main())
 
 
 def run_latte(latte: Path, cfg: dict[str, Any], work: Path) -> dict[str, Any]:
@@ -211,13 +215,15 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2, help="rounds over the backends, order reversed every other round (default 2)")
     ap.add_argument("--warmup", type=int, default=20, help="seconds of uncounted load on the fresh node first (default 20)")
     ap.add_argument("--concurrency", type=int, default=256, help="requests in flight (default 256)")
-    ap.add_argument("--fixed-rate", type=int, default=5000, help="ops/s of the CPU measurement (default 5000)")
+    ap.add_argument("--fixed-rate", default="5000",
+                    help="ops/s of the CPU measurement; a comma list (2000,5000,10000) measures each (default 5000)")
     ap.add_argument("--memory-duration", type=int, default=0, help="seconds of the memory run (0: skip)")
     ap.add_argument("--scylla-site", type=Path, default=DEFAULT_SCYLLA_SITE,
                     help="site-packages holding scylla-driver (skipped when absent)")
     ap.add_argument("--latte", type=Path, default=None, help="latte binary (default: on PATH or /work/latte/bin/latte)")
     ap.add_argument("--backends", default="acsylla,driver,scylla-driver,bare-acsylla,latte")
     args = ap.parse_args()
+    rates = [int(r) for r in str(args.fixed_rate).split(",") if r.strip()]
     if args.child:
         kind, cfg = args.child[0], json.loads(args.child[1])
         out = child_bare_acsylla(cfg) if kind == "bare-acsylla" else child_engine(cfg)
@@ -270,14 +276,15 @@ def main() -> None:
                 r = measure(name, "unlimited", args.duration)
                 results.setdefault(f"{name} unlimited", []).append(r)
                 print(_line(name, r), flush=True)
-            print(f"round {rnd + 1}: fixed={args.fixed_rate}/s, {args.duration} s each")
-            for name in order:
-                r = measure(name, f"fixed={args.fixed_rate}/s", args.duration)
-                results.setdefault(f"{name} fixed", []).append(r)
-                print(_line(name, r), flush=True)
+            for rate in rates:
+                print(f"round {rnd + 1}: fixed={rate}/s, {args.duration} s each")
+                for name in order:
+                    r = measure(name, f"fixed={rate}/s", args.duration)
+                    results.setdefault(f"{name} fixed={rate}/s", []).append(r)
+                    print(_line(name, r), flush=True)
         if args.memory_duration:
-            print(f"\nmemory: acsylla engine, fixed={args.fixed_rate}/s for {args.memory_duration} s")
-            r = measure("acsylla", f"fixed={args.fixed_rate}/s", args.memory_duration)
+            print(f"\nmemory: acsylla engine, fixed={rates[0]}/s for {args.memory_duration} s")
+            r = measure("acsylla", f"fixed={rates[0]}/s", args.memory_duration)
             print(_line("acsylla (memory)", r))
             for key, who in (("rss_by_interval_mb", "workers'"), ("engine_rss_by_interval_mb", "engine parent's")):
                 rss = r.get(key) or []
