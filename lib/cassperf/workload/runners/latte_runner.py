@@ -35,6 +35,18 @@ to raw/latte.txt and a tqdm bar; latte's own log file goes to raw/ (--log-dir). 
 parsed with the "latte" parser into the run (streaming.store_result); tool_version comes from
 `latte --version` (the report does not print it). A non-zero exit raises ToolError after
 everything printed has been stored.
+
+A secured cluster (streaming.tool_credentials: the handle's CASSPERF_USERNAME / CASSPERF_PASSWORD
+variables): latte 0.29 reads `--user` / `--password` from the environment variables
+CASSANDRA_USER / CASSANDRA_PASSWORD (clap `env`), so the runner puts them in the environment of
+`latte schema` and `latte run` and the argv stays exactly as without credentials (the password
+is in no process list). latte writes the whole connection config, password in clear text, into
+its JSON report (`Report.conf.connection`), so with credentials `-o` and `--log-dir` point at a
+private temporary folder outside the run; afterwards the report and log are copied into raw/
+through the redaction filter (`"password": "<redacted>"`) and the folder is removed. Every
+printed line is filtered too. A CASSANDRA_PASSWORD already in the tool's environment is
+redacted in the same way. The manifest says `tool_auth`: "environment" and
+`tool_auth_from_env`: the variables' names.
 """
 
 from __future__ import annotations
@@ -53,8 +65,8 @@ from cassperf.errors import ParseError, ToolError
 from cassperf.parsers import parse
 from cassperf.parsers.base import ParseResult
 from cassperf.workload.runners.streaming import (
-    Progress, ProcessOutcome, ToolNotFoundError, is_executable_file, store_result, stream_process, tail_text,
-    which,
+    Progress, ProcessOutcome, Redactor, ToolNotFoundError, copy_tool_files, free_rule_warning, is_executable_file,
+    private_workdir, store_result, stream_process, tail_text, tool_credentials, which,
 )
 from cassperf.workload.spec import Population, WorkloadSpec, WorkloadSpecError
 from cassperf.workload.stress_cmdline import schema_cql
@@ -66,6 +78,9 @@ SCHEMA_RAW_NAME = "latte-schema.txt"
 REPORT_NAME = "latte-report.json"
 WORKLOAD = Path(__file__).resolve().parent / "latte" / "standard1.rn"
 INSTALL_HINT = "`make latte`, or `cargo install latte-cli --version 0.29.0` (about 10 minutes to build)"
+#: latte 0.29's environment variables for --user / --password (config.rs ConnectionConf).
+USER_ENV_VAR = "CASSANDRA_USER"
+PASSWORD_ENV_VAR = "CASSANDRA_PASSWORD"
 LATTE_CONSISTENCY = ("ONE", "TWO", "THREE", "QUORUM", "ALL", "LOCAL_ONE", "LOCAL_QUORUM", "EACH_QUORUM")
 DEFAULT_POPULATION_SIZE = 1_000_000   # cassandra-stress's key count for runs without n=
 
@@ -240,31 +255,54 @@ def run_latte(spec: WorkloadSpec, writer: Any, *, cluster: Any = None, executabl
               env: Mapping[str, str] | None = None) -> LatteResult:
     """Run latte for `spec` into `writer` (an open RunWriter); see the module doc."""
     exe = Path(executable) if executable is not None else locate_latte(env)
+    creds = tool_credentials(cluster)
+    tool_env = env
+    if creds is not None:
+        tool_env = {**(os.environ if env is None else env), USER_ENV_VAR: creds.username,
+                    PASSWORD_ENV_VAR: creds.password}
+    secret = (os.environ if tool_env is None else tool_env).get(PASSWORD_ENV_VAR)
+    redactor = Redactor([secret]) if secret else None
     raw_dir = writer.path / "raw"
-    cmd = latte_commands(spec, exe, cluster=cluster, threads=threads, report_path=raw_dir / REPORT_NAME,
-                         log_dir=raw_dir)
-    shown = _shown(cmd.run)
-    writer.manifest.update(tool=TOOL, command=shown, executable=str(exe))
-    writer.manifest.setdefault("parameters", {})["workload"] = dataclasses.asdict(spec)
-    for note in cmd.notes:
-        writer.warn(f"latte: {note}")
-    if schema:
-        schema_out = writer.raw_stream(SCHEMA_RAW_NAME)
-        with writer.phase("latte-schema", _shown(cmd.schema)):
-            done = stream_process(cmd.schema, schema_out, env=env, cwd=raw_dir, timeout_s=timeout_s)
-        if done.returncode != 0 or done.timed_out:
-            raise ToolError(cmd.schema, done.returncode, tail_text(raw_dir / SCHEMA_RAW_NAME), "",
-                            hint=f"latte schema failed; output in {raw_dir / SCHEMA_RAW_NAME}")
-    raw = writer.raw_stream(RAW_NAME)
     raw_path = raw_dir / RAW_NAME
-    counted = spec.n is not None
-    bar = Progress(LatteProgress(counted), total=float(spec.n or spec.duration or 0) or None,
-                   unit="op" if counted else "s", desc=f"latte {spec.op}", enabled=progress)
-    try:
-        with writer.phase(TOOL, shown):
-            outcome = stream_process(cmd.run, raw, bar.line, env=env, cwd=raw_dir, timeout_s=timeout_s)
-    finally:
-        bar.close()
+    with private_workdir(enabled=redactor is not None) as private:
+        out_dir = private / "cwd" if private is not None else raw_dir
+        cmd = latte_commands(spec, exe, cluster=cluster, threads=threads, report_path=out_dir / REPORT_NAME,
+                             log_dir=out_dir)
+        shown_run = redactor.argv(cmd.run) if redactor else cmd.run
+        shown_schema = redactor.argv(cmd.schema) if redactor else cmd.schema
+        shown = _shown(shown_run)
+        writer.manifest.update(tool=TOOL, command=shown, executable=str(exe))
+        if creds is not None:
+            writer.manifest.update(tool_auth="environment",
+                                   tool_auth_from_env=[creds.username_env, creds.password_env])
+        writer.manifest.setdefault("parameters", {})["workload"] = dataclasses.asdict(spec)
+        for note in cmd.notes:
+            writer.warn(f"latte: {note}")
+        try:
+            if schema:
+                schema_out = writer.raw_stream(SCHEMA_RAW_NAME)
+                with writer.phase("latte-schema", _shown(shown_schema)):
+                    done = stream_process(cmd.schema, schema_out, env=tool_env, cwd=out_dir, timeout_s=timeout_s,
+                                          redactor=redactor)
+                if done.returncode != 0 or done.timed_out:
+                    raise ToolError(shown_schema, done.returncode, tail_text(raw_dir / SCHEMA_RAW_NAME), "",
+                                    hint=f"latte schema failed; output in {raw_dir / SCHEMA_RAW_NAME}")
+            raw = writer.raw_stream(RAW_NAME)
+            counted = spec.n is not None
+            bar = Progress(LatteProgress(counted), total=float(spec.n or spec.duration or 0) or None,
+                           unit="op" if counted else "s", desc=f"latte {spec.op}", enabled=progress)
+            try:
+                with writer.phase(TOOL, shown):
+                    outcome = stream_process(cmd.run, raw, bar.line, env=tool_env, cwd=out_dir,
+                                             timeout_s=timeout_s, redactor=redactor)
+            finally:
+                bar.close()
+        finally:
+            if redactor is not None:
+                copy_tool_files(out_dir, writer, redactor)
+    warning = free_rule_warning(TOOL, redactor)
+    if warning:
+        writer.warn(warning)
     parsed = None
     try:
         parsed = parse(raw_path, format="latte")
@@ -275,9 +313,8 @@ def run_latte(spec: WorkloadSpec, writer: Any, *, cluster: Any = None, executabl
     if parsed is not None:
         store_result(writer, parsed, bar.anchor, table_prefix="latte_")
     if not writer.manifest.get("tool_version"):
-        writer.manifest["tool_version"] = latte_version(exe, env)   # the text report does not print it
+        writer.manifest["tool_version"] = latte_version(exe, tool_env)   # the text report does not print it
     if outcome.returncode != 0 or outcome.timed_out:
         hint = f"stopped after timeout_s={timeout_s}" if outcome.timed_out else f"output in {raw_path}"
-        raise ToolError(cmd.run, outcome.returncode, tail_text(raw_path), "", hint=hint)
+        raise ToolError(shown_run, outcome.returncode, tail_text(raw_path), "", hint=hint)
     return LatteResult(cmd, outcome, raw_path, parsed)
-

@@ -4,16 +4,50 @@ made of that output in the same run.
 
 The tool runs in its own session (process group), so stopping it (timeout, Ctrl-C) stops the
 JVM a launcher script started too, and nothing else.
+
+Credentials (a cluster with PasswordAuthenticator). `tool_credentials(cluster)` reads them from
+the environment variables the cluster handle names (RemoteCluster: CASSPERF_USERNAME /
+CASSPERF_PASSWORD; with no handle, those two), as the engine's `Target.credentials()` does; they
+are never parameters. When there are any, the runner (1) passes them to the tool in the tool's
+own way, (2) filters every line the tool prints through a `Redactor` before it reaches raw/, the
+progress bar or the parser, and (3) runs the tool in a private temporary folder outside the run
+(`private_workdir`), so that files the tool writes itself (JSON report, HDR/log/graph files, a
+JVM crash log echoing its command line) reach raw/ only through the same filter
+(`copy_tool_files`). Argv and commands recorded anywhere go through `Redactor.argv`.
+
+The redaction rule (`Redactor`), chosen so that leaking is ruled out first and corrupting a
+figure second:
+  1. keyed, any length: the password right after a password key -- `Password: s3cr3t`,
+     `password=s3cr3t`, `"password": "s3cr3t"`, `truststore-password=s3cr3t`, `--password s3cr3t`
+     (key `password`/`passwd` in any case and inside longer names; `=`, `:` or spaces between,
+     optional quotes) -- is replaced by REDACTED (with the digits, points and commas right after it
+     when it ends with one, as in rule 2). This is where the tools print it (the settings
+     dump of cassandra-stress before 5.0, its graph file's command, latte's JSON report).
+  2. free: anywhere else, every occurrence is replaced too, but only for a password of at least
+     MIN_FREE_SECRET (4) characters that is not made of number characters alone (digits, spaces
+     and . , : ; + - / %). Such a password can never lie inside a figure; digits, points and
+     commas touching it are replaced with it, so no figure is left cut in half. Shorter or
+     number-like passwords ('1', '2024') are redacted by rule 1 only: replacing them everywhere
+     would corrupt every figure that contains them. Rule 2 can still blank out a label or a line
+     (a password 'total' hides cassandra-stress's `total,` rows): never a wrong figure, at worst
+     a missing one, and the runner records a warning whenever rule 2 fired on the tool's output.
+  The JSON-escaped form of a password (what latte's report holds) is redacted as well. A password
+  holding a line break is refused (ConfigError): a line filter could not see it whole.
 """
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
+import re
+import shutil
 import signal
 import subprocess
+import tempfile
 import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -22,10 +56,28 @@ import pandas as pd
 
 from cassperf.errors import ConfigError
 from cassperf.parsers.base import ParseResult
+from cassperf.results.manifest import REDACTED
 from cassperf.results.model import Run
+from cassperf.workload.backends.base import Target
 
 #: Seconds a stopped tool gets between SIGTERM and SIGKILL.
 TERMINATE_GRACE_S = 10.0
+
+#: Where credentials come from when no cluster handle names its own variables.
+USERNAME_ENV = "CASSPERF_USERNAME"
+PASSWORD_ENV = "CASSPERF_PASSWORD"
+
+#: Passwords shorter than this are redacted only where a password key precedes them.
+MIN_FREE_SECRET = 4
+
+# password | Password | truststore-password | cql.password | "password" | passwd, then = : or spaces:
+#   Password: s3cr3t   |   password=s3cr3t   |   "password": "s3cr3t"   |   --password s3cr3t
+_KEY_PREFIX = r"(?i:pass(?:word|wd))(?:[\"']?\s*[=:]\s*[\"']?|\s+[\"']?)"
+# a password made of number characters only (it could be a figure): 2024 | 3.14 | 1,5
+_NUMBERISH_RE = re.compile(r"[0-9.,:;+\-/%\s]*")
+_NUMBER_CHARS = frozenset("0123456789.,")
+_SIGN_CHARS = frozenset("+-")
+_MAX_PASSES = 4
 
 
 class ToolNotFoundError(ConfigError):
@@ -45,6 +97,169 @@ def which(name: str, path_var: str | None) -> Path | None:
             if is_executable_file(candidate):
                 return candidate
     return None
+
+
+@dataclass(frozen=True)
+class ToolCredentials:
+    """A user name and password for a stress tool, read from the environment (never stored: the
+    password is left out of repr)."""
+
+    username: str
+    password: str = field(repr=False)
+    username_env: str = USERNAME_ENV
+    password_env: str = PASSWORD_ENV
+
+
+def tool_credentials(cluster: Any = None) -> ToolCredentials | None:
+    """The credentials a stress tool should log in with, or None.
+
+    Read as the engine reads them (`Target.credentials()`): from the environment variables the
+    cluster handle names (`username_env` / `password_env`; RemoteCluster's default to
+    CASSPERF_USERNAME / CASSPERF_PASSWORD), or those two defaults when no handle is given. A
+    handle that names none (LocalCluster) has none. ConfigError when the user name is set but
+    the password variable is unset or empty, or holds a line break."""
+    if cluster is None:
+        user_env, password_env = USERNAME_ENV, PASSWORD_ENV
+    else:
+        user_env, password_env = getattr(cluster, "username_env", None), getattr(cluster, "password_env", None)
+    creds = Target((), username_env=user_env, password_env=password_env).credentials()
+    if creds is None:
+        return None
+    assert user_env is not None
+    if not password_env or password_env not in os.environ:
+        raise ConfigError(f"{user_env} is set but {password_env or 'no password variable'} is not; export both")
+    user, password = creds
+    if not password:
+        raise ConfigError(f"{user_env} is set but {password_env} is empty; export the password too")
+    if "\n" in password or "\r" in password:
+        raise ConfigError(f"{password_env} holds a line break; the runners cannot keep such a password out of "
+                          f"the tool's output (they filter it line by line)")
+    return ToolCredentials(user, password, user_env, password_env)
+
+
+class Redactor:
+    """Replaces passwords by REDACTED in the lines a tool prints, in files it writes and in argv;
+    the rule is in the module doc. `free_hits` counts replacements made by the free rule (2) in
+    `line()` calls, so a runner can say that some output lines were altered."""
+
+    def __init__(self, secrets: Iterable[str]) -> None:
+        variants: set[str] = set()
+        for secret in secrets:
+            if secret:
+                variants.add(secret)
+                variants.add(json.dumps(secret, ensure_ascii=False)[1:-1])   # as a JSON string holds it
+                variants.add(json.dumps(secret)[1:-1])
+        ordered = sorted(variants, key=len, reverse=True)
+        self.secrets: tuple[str, ...] = tuple(ordered)
+        self._keyed = [re.compile(f"(?P<key>{_KEY_PREFIX}){re.escape(v)}{_tail(v)}") for v in ordered]
+        self._free = [re.compile(_free_pattern(v)) for v in ordered if _free_rule_applies(v)]
+        # (a password inside the marker itself, 'redacted', is the marker, not a leak)
+        self._refoldable = [v for v in ordered if _free_rule_applies(v) and v not in REDACTED]
+        self.free_hits = 0
+
+    def __bool__(self) -> bool:
+        return bool(self.secrets)
+
+    def text(self, text: str, *, free: bool = True) -> tuple[str, int]:
+        """`text` redacted, and how many replacements the free rule made (rule 1 always applies;
+        rule 2 only when `free`)."""
+        for pattern in self._keyed:
+            text = pattern.sub(lambda m: m["key"] + REDACTED, text)
+        hits = 0
+        if free and self._free:
+            pieces = text.split(REDACTED)      # never look inside a marker already written
+            for i, piece in enumerate(pieces):
+                for pattern in self._free:
+                    piece, n = pattern.subn(REDACTED, piece)
+                    hits += n
+                pieces[i] = piece
+            text = REDACTED.join(pieces)
+            # a password sharing characters with the marker could re-form across one ('s<re')
+            for _ in range(_MAX_PASSES):
+                if not any(v in text for v in self._refoldable):
+                    break
+                for pattern in self._free:
+                    text, n = pattern.subn(REDACTED, text)
+                    hits += n
+        return text, hits
+
+    def line(self, text: str, *, free: bool = True) -> str:
+        """One line of tool output, redacted (counted in free_hits)."""
+        out, hits = self.text(text, free=free)
+        self.free_hits += hits
+        return out
+
+    def argv(self, argv: Sequence[str | Path]) -> list[str]:
+        """argv with every secret redacted (`password=<redacted>`), not counted in free_hits."""
+        return [self.text(str(a))[0] for a in argv]
+
+
+def _free_rule_applies(secret: str) -> bool:
+    return len(secret) >= MIN_FREE_SECRET and not _NUMBERISH_RE.fullmatch(secret)
+
+
+def _tail(secret: str) -> str:
+    return "[0-9.,]*" if secret[-1] in _NUMBER_CHARS or secret[-1] in _SIGN_CHARS else ""
+
+
+def _free_pattern(secret: str) -> str:
+    """The secret, with the digits, points and commas touching it when it begins or ends with a
+    number character (so no figure is left cut in half: 'ab12' in 'x ab123' takes 'ab123')."""
+    head = "[0-9.,]*" if secret[0] in _NUMBER_CHARS else ""
+    return head + re.escape(secret) + _tail(secret)
+
+
+@contextlib.contextmanager
+def private_workdir(enabled: bool = True) -> Iterator[Path | None]:
+    """A fresh folder only this user can read (mode 0700, outside the run folder), removed on
+    exit whatever happens; None when not `enabled`. Its `cwd/` subfolder is the tool's working
+    directory; credential files go beside it."""
+    if not enabled:
+        yield None
+        return
+    top = Path(tempfile.mkdtemp(prefix="cassperf-tool-"))
+    try:
+        os.chmod(top, 0o700)
+        (top / "cwd").mkdir(mode=0o700)
+        yield top
+    finally:
+        shutil.rmtree(top, ignore_errors=True)
+
+
+def write_private(path: Path, text: str) -> Path:
+    """Create `path` readable by this user only (0600), refusing an existing file."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8", newline="") as f:
+        f.write(text)
+    return path
+
+
+def copy_tool_files(src: Path, writer: Any, redactor: Redactor, *, keyed_only: Collection[str] = (),
+                    skip: Collection[str] = ()) -> list[str]:
+    """Copy every file under `src` (the tool's private working directory) into the run's raw/
+    at the same relative path, each line through `redactor` (bytes that are not UTF-8 pass
+    unchanged). Files named in `keyed_only` (relative paths: HDR logs, whose base64 payload a
+    free-rule match could corrupt) get rule 1 only; names in `skip` and names already in raw/
+    are left out. Returns the relative paths copied."""
+    copied = []
+    for path in sorted(p for p in src.rglob("*") if p.is_file()):
+        rel = path.relative_to(src).as_posix()
+        if rel in skip or (writer.path / "raw" / rel).exists():
+            continue
+        text = path.read_bytes().decode("utf-8", errors="surrogateescape")
+        free = rel not in keyed_only
+        clean = "\n".join(redactor.line(line, free=free) for line in text.split("\n"))
+        writer.add_raw(rel, clean.encode("utf-8", errors="surrogateescape"))
+        copied.append(rel)
+    return copied
+
+
+def free_rule_warning(tool: str, redactor: Redactor | None) -> str | None:
+    """The run warning to record when the free rule altered some of the tool's output."""
+    if not redactor or redactor.free_hits == 0:
+        return None
+    return (f"{tool}: the password occurred {redactor.free_hits} time(s) in the tool's output outside a password "
+            f"setting; each was replaced by {REDACTED} (a figure or label on such a line may be unreadable)")
 
 
 @dataclass
@@ -123,10 +338,11 @@ def _stop_group(proc: subprocess.Popen[str]) -> None:
 
 def stream_process(argv: Sequence[str], out: IO[str], on_line: Callable[[str], None] | None = None, *,
                    env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
-                   timeout_s: float | None = None) -> ProcessOutcome:
+                   timeout_s: float | None = None, redactor: Redactor | None = None) -> ProcessOutcome:
     """Run argv with stdout and stderr merged, writing every line to `out` as it arrives and
     passing it to `on_line`. A timeout or Ctrl-C stops the tool's process group (Ctrl-C is
-    re-raised after the tool has stopped)."""
+    re-raised after the tool has stopped). With a `redactor`, each line is redacted before it is
+    written or passed on, and the outcome's argv is the redacted one."""
     started_utc = pd.Timestamp.now(tz="UTC")
     t0 = time.monotonic()
     proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
@@ -145,6 +361,9 @@ def stream_process(argv: Sequence[str], out: IO[str], on_line: Callable[[str], N
     try:
         assert proc.stdout is not None
         for text in proc.stdout:
+            if redactor:
+                body = text.rstrip("\r\n")
+                text = redactor.line(body) + text[len(body):]
             out.write(text)
             lines += 1
             if on_line is not None:
@@ -157,7 +376,8 @@ def stream_process(argv: Sequence[str], out: IO[str], on_line: Callable[[str], N
         if timer is not None:
             timer.cancel()
         out.flush()
-    return ProcessOutcome(list(argv), returncode, lines, started_utc, time.monotonic() - t0, timed_out.is_set())
+    shown = redactor.argv(argv) if redactor else list(argv)
+    return ProcessOutcome(shown, returncode, lines, started_utc, time.monotonic() - t0, timed_out.is_set())
 
 
 def store_result(writer: Any, result: ParseResult, anchor: Anchor, *, table_prefix: str) -> list[Run]:

@@ -25,6 +25,24 @@ with the "cassandra-stress" parser (and an hdrfile= log with "hdr-log") into the
 (times moved to the run's clock, see streaming.store_result), summary, histograms, the parser's
 tables (prefixed "cassandra_stress_"), its warnings. A non-zero exit raises ToolError after
 everything that was printed has been stored.
+
+A secured cluster (streaming.tool_credentials: the handle's CASSPERF_USERNAME / CASSPERF_PASSWORD
+variables). cassandra-stress 5.0 reads `-credentials-file <file>` (a Java properties file,
+cql.username / cql.password): the runner uses it when the install beside the executable is 5.0 or
+later (`lib/apache-cassandra-<version>.jar`, see `stress_install_version`) or when
+`credentials_file=True`; the file is written 0600 in a private temporary folder and removed
+after the run, so the password is in no argv. Earlier versions (2.1.3 to 4.1) have no such file:
+then `user=<u> password=<p>` go into the `-mode` group (`-mode native cql3 ... user=u
+password=p`), and the password is visible in the process list of this machine while the tool
+runs. Either way the manifest's `command`, the phase events, StressResult.argv and ToolError show
+`password=<redacted>` (or `-credentials-file <redacted>`), the tool runs in a private temporary
+folder (hdrfile=, file= and graph files are copied into raw/ through the redaction filter
+afterwards, the HDR log by the keyed rule only), and every printed line is filtered before it
+reaches raw/cassandra-stress.txt, the progress bar or the parser: cassandra-stress before 5.0
+prints `Password: <clear text>` in its settings dump, and its graph file echoes the command.
+The manifest says how (`tool_auth`: "credentials-file" | "mode-options"; `tool_auth_from_env`:
+the variables' names). Without credentials nothing of this happens: argv, cwd and output are as
+they always were.
 """
 
 from __future__ import annotations
@@ -40,9 +58,11 @@ from typing import Any
 from cassperf.errors import ParseError, ToolError
 from cassperf.parsers import parse
 from cassperf.parsers.base import ParseResult
+from cassperf.results.manifest import REDACTED
 from cassperf.workload.runners.streaming import (
-    Progress, ProcessOutcome, ToolNotFoundError, is_executable_file, store_result, stream_process, tail_text,
-    which,
+    Progress, ProcessOutcome, Redactor, ToolCredentials, ToolNotFoundError, copy_tool_files, free_rule_warning,
+    is_executable_file, private_workdir, store_result, stream_process, tail_text, tool_credentials, which,
+    write_private,
 )
 from cassperf.workload.spec import WorkloadSpec
 from cassperf.workload.stress_cmdline import display_command
@@ -52,8 +72,12 @@ TOOL = "cassandra-stress"
 RAW_NAME = "cassandra-stress.txt"
 ENV_VAR = "CASSANDRA_STRESS"
 
+CREDENTIALS_NAME = "credentials.properties"
+
 # total,                                                   164,     160,     160,     160,    19.1,     1.6,    93.1,    96.9,   193.5,   193.5,    2.0,  0.67580,      0,      0,       0,       0,       0,       0
 _TOTAL_ROW_RE = re.compile(r"^total,\s*(\d+),")
+# apache-cassandra-5.0.6.jar (the tarball's lib/; not apache-cassandra-clientutil-5.0.6.jar)
+_INSTALL_JAR_RE = re.compile(r"^apache-cassandra-(\d+)\.(\d+)\.(\d+)\.jar$")
 
 
 def locate_cassandra_stress(environ: Mapping[str, str] | None = None) -> Path:
@@ -107,6 +131,58 @@ def stress_argv(spec: WorkloadSpec, executable: str | Path, cluster: Any = None,
     return argv
 
 
+def stress_install_version(executable: str | Path) -> tuple[int, int, int] | None:
+    """The Cassandra version of the tarball install `executable` belongs to
+    (<install>/tools/bin/cassandra-stress beside <install>/lib/apache-cassandra-X.Y.Z.jar), or
+    None when it is not laid out so (a package install, a stand-in, a source build)."""
+    exe = Path(executable).resolve()
+    if exe.parent.name != "bin" or exe.parent.parent.name != "tools":
+        return None
+    lib = exe.parent.parent.parent / "lib"
+    found: set[tuple[int, int, int]] = set()
+    for jar in lib.iterdir() if lib.is_dir() else ():
+        m = _INSTALL_JAR_RE.match(jar.name)
+        if m:
+            found.add((int(m.group(1)), int(m.group(2)), int(m.group(3))))
+    return found.pop() if len(found) == 1 else None
+
+
+def properties_value(text: str) -> str:
+    """`text` as a java.util.Properties value (Properties.load reads ISO-8859-1: everything
+    outside printable ASCII becomes \\uXXXX, UTF-16 units as Java strings hold them)."""
+    out = []
+    for i, ch in enumerate(text):
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch in "=:#!" or (ch == " " and i == 0):
+            out.append("\\" + ch)
+        elif " " <= ch <= "~":
+            out.append(ch)
+        else:
+            data = ch.encode("utf-16-be")
+            out.extend(f"\\u{int.from_bytes(data[k:k + 2], 'big'):04x}" for k in range(0, len(data), 2))
+    return "".join(out)
+
+
+def credentials_properties(creds: ToolCredentials) -> str:
+    """The -credentials-file content cassandra-stress 5.0 reads (SettingsCredentials)."""
+    return (f"cql.username={properties_value(creds.username)}\n"
+            f"cql.password={properties_value(creds.password)}\n")
+
+
+def with_mode_credentials(argv: list[str], creds: ToolCredentials) -> list[str]:
+    """argv with `user=<u> password=<p>` at the end of its -mode group (a `-mode native cql3
+    prepared` group is added when there is none, keeping prepared statements, cassandra-stress's
+    default without -mode)."""
+    extra = [f"user={creds.username}", f"password={creds.password}"]
+    if "-mode" not in argv:
+        return [*argv, "-mode", "native", "cql3", "prepared", *extra]
+    end = argv.index("-mode") + 1
+    while end < len(argv) and not argv[end].startswith("-"):
+        end += 1
+    return [*argv[:end], *extra, *argv[end:]]
+
+
 def stress_progress_row(line: str) -> tuple[float, float] | None:
     """(total ops so far, tool time in s) from a cassandra-stress `total,` interval row."""
     if not _TOTAL_ROW_RE.match(line):
@@ -125,30 +201,62 @@ class StressResult:
 
 def run_cassandra_stress(spec: WorkloadSpec, writer: Any, *, cluster: Any = None, executable: str | Path | None = None,
                          schema_precreated: bool = False, progress: bool = True, timeout_s: float | None = None,
-                         env: Mapping[str, str] | None = None, user_profile: bool | None = None) -> StressResult:
+                         env: Mapping[str, str] | None = None, user_profile: bool | None = None,
+                         credentials_file: bool | None = None) -> StressResult:
     """Run cassandra-stress for `spec` into `writer` (an open RunWriter); see the module doc.
     `user_profile`: None runs user mode only for a spec with a delete share, True always,
-    False never."""
+    False never. `credentials_file` (only with credentials): None uses -credentials-file when
+    the install is 5.0 or later, True always, False never (user= password= in -mode).
+    StressResult.argv is the argv as shown (password redacted)."""
     exe = Path(executable) if executable is not None else locate_cassandra_stress(env)
+    creds = tool_credentials(cluster)
     use_profile = needs_profile(spec) if user_profile is None else user_profile
     argv = stress_argv(spec, exe, cluster, schema_precreated=schema_precreated,
                        profile=PROFILE_NAME if use_profile else None)
-    if use_profile:
-        writer.add_raw(PROFILE_NAME, profile_yaml(spec))
-        writer.manifest["stress_profile"] = f"raw/{PROFILE_NAME}"
-    shown = display_command(["cassandra-stress", *argv[1:]])
-    writer.manifest.update(tool=TOOL, command=shown, executable=str(exe))
-    writer.manifest.setdefault("parameters", {})["workload"] = dataclasses.asdict(spec)
-    raw = writer.raw_stream(RAW_NAME)
-    raw_path = writer.path / "raw" / RAW_NAME
-    counted = spec.n is not None
-    bar = Progress(lambda line: _bar_units(line, counted), total=float(spec.n or spec.duration or 0) or None,
-                   unit="op" if counted else "s", desc=f"cassandra-stress {spec.op}", enabled=progress)
-    try:
-        with writer.phase(TOOL, shown):
-            outcome = stream_process(argv, raw, bar.line, env=env, cwd=writer.path / "raw", timeout_s=timeout_s)
-    finally:
-        bar.close()
+    raw_dir = writer.path / "raw"
+    with private_workdir(enabled=creds is not None) as private:
+        redactor = None
+        cwd = raw_dir
+        if creds is not None and private is not None:
+            redactor = Redactor([creds.password])
+            cwd = private / "cwd"
+            if credentials_file is None:
+                credentials_file = (stress_install_version(exe) or (0, 0, 0)) >= (5, 0, 0)
+            if credentials_file:
+                secret_file = write_private(private / CREDENTIALS_NAME, credentials_properties(creds))
+                argv = [*argv, "-credentials-file", str(secret_file)]
+            else:
+                argv = with_mode_credentials(argv, creds)
+            writer.manifest.update(tool_auth="credentials-file" if credentials_file else "mode-options",
+                                   tool_auth_from_env=[creds.username_env, creds.password_env])
+        if use_profile:
+            writer.add_raw(PROFILE_NAME, profile_yaml(spec))
+            writer.manifest["stress_profile"] = f"raw/{PROFILE_NAME}"
+            if cwd != raw_dir:
+                (cwd / PROFILE_NAME).write_text(profile_yaml(spec), encoding="utf-8")
+        shown_argv = redactor.argv(argv) if redactor else list(argv)
+        if "-credentials-file" in shown_argv:       # a private temporary path, gone after the run
+            shown_argv[shown_argv.index("-credentials-file") + 1] = REDACTED
+        shown = display_command(["cassandra-stress", *shown_argv[1:]])
+        writer.manifest.update(tool=TOOL, command=shown, executable=str(exe))
+        writer.manifest.setdefault("parameters", {})["workload"] = dataclasses.asdict(spec)
+        raw = writer.raw_stream(RAW_NAME)
+        raw_path = raw_dir / RAW_NAME
+        counted = spec.n is not None
+        bar = Progress(lambda line: _bar_units(line, counted), total=float(spec.n or spec.duration or 0) or None,
+                       unit="op" if counted else "s", desc=f"cassandra-stress {spec.op}", enabled=progress)
+        try:
+            with writer.phase(TOOL, shown):
+                outcome = stream_process(argv, raw, bar.line, env=env, cwd=cwd, timeout_s=timeout_s,
+                                         redactor=redactor)
+        finally:
+            bar.close()
+            if redactor is not None:
+                hdr = {Path(spec.hdr_file).as_posix()} if spec.hdr_file is not None else set()
+                copy_tool_files(cwd, writer, redactor, keyed_only=hdr, skip={PROFILE_NAME})
+    warning = free_rule_warning(TOOL, redactor)
+    if warning:
+        writer.warn(warning)
     parsed = None
     try:
         parsed = parse(raw_path, format="cassandra-stress")
@@ -162,8 +270,8 @@ def run_cassandra_stress(spec: WorkloadSpec, writer: Any, *, cluster: Any = None
         _store_hdr(writer, writer.path / "raw" / spec.hdr_file)
     if outcome.returncode != 0 or outcome.timed_out:
         hint = f"stopped after timeout_s={timeout_s}" if outcome.timed_out else f"output in {raw_path}"
-        raise ToolError(argv, outcome.returncode, tail_text(raw_path), "", hint=hint)
-    return StressResult(argv, outcome, raw_path, parsed)
+        raise ToolError(shown_argv, outcome.returncode, tail_text(raw_path), "", hint=hint)
+    return StressResult(shown_argv, outcome, raw_path, parsed)
 
 
 def _bar_units(line: str, counted: bool) -> tuple[float, float] | None:
