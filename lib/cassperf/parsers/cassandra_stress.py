@@ -36,9 +36,10 @@ from cassperf.errors import ParseError
 from cassperf.parsers.base import Format, ParseResult, check_text
 from cassperf.parsers.cassandra_stress_rows import (DEFAULT_COLUMNS, ROW_LIKE_RE, Header, Rows, make_header,
                                                     parse_header, parse_rows, parse_thread_header, parse_thread_rows)
-from cassperf.parsers.cassandra_stress_runs import RunText, build_run
-from cassperf.parsers.cassandra_stress_settings import (PROFILE_MARKER, SECTION_RE, SECTIONS, SETTINGS_MARKER,
-                                                        command_from_echo, parse_settings)
+from cassperf.parsers.cassandra_stress_runs import RunText, build_run, gc_not_collected
+from cassperf.parsers.cassandra_stress_settings import (INSERT_STATEMENT_MARKER, PROFILE_MARKERS, SECTION_RE, SECTIONS,
+                                                        SETTINGS_MARKER, command_from_echo, parse_profile,
+                                                        parse_settings, profile_line_kind)
 from cassperf.parsers.cassandra_stress_summary import RESULT_KEYS, RESULT_LINE_RE, parse_results
 
 FORMAT_NAME = "cassandra-stress"
@@ -63,6 +64,10 @@ CHATTER_RE = re.compile(
     r"|Generating batches with .*|WARNING: uncertainty mode .*|N=0: SCHEMA CREATED, NOTHING ELSE DONE\."
     r"|Failed to connect over JMX; not collecting these stats"
     r"|(?:OpenJDK|Java\(TM\)|Java HotSpot\(TM\)) .*(?:Runtime Environment|VM) .*)\s*$")
+# Failed to connect over JMX; not collecting these stats     (StressMetrics, on stderr; gc figures then print 0)
+JMX_FAILED_MESSAGE = "Failed to connect over JMX; not collecting these stats"
+# Generating batches with [1..1] partitions and [1..1] rows (of [1..1] total rows in the partitions)
+GENERATING_RE = re.compile(r"^Generating batches with .*$")
 # WARN  15:43:31,966 Query ...   |   INFO  21:41:38 New Cassandra host ...   |   ERROR 09:38:00,839 [Control connection] ...
 DRIVER_LOG_RE = re.compile(r"^(?:TRACE|DEBUG|INFO|WARN|WARNING|ERROR|FATAL)\s+\[?\d{1,2}:\d{2}:\d{2}")
 # WARNING: An illegal reflective access operation has occurred
@@ -93,6 +98,11 @@ class _Scan:
     runs: list[RunText] = field(default_factory=list)
     settings_lines: list[str] = field(default_factory=list)
     settings_cut: bool = False
+    profile_lines: list[str] = field(default_factory=list)
+    in_cql: bool = False               # inside a profile's *** fence
+    profile_continues: bool = False    # the last profile line was an entry, an item or a continuation
+    insert_statements: list[str] = field(default_factory=list)
+    jmx_pending: list[tuple[int, str]] = field(default_factory=list)   # JMX messages before their run
     command: str | None = None
     cluster_name: str | None = None
     hosts: list[dict[str, str]] = field(default_factory=list)
@@ -114,6 +124,22 @@ class _Scan:
         run = RunText(index=len(self.runs) + 1, first_line=line_no)
         self.runs.append(run)
         return run
+
+    def claim_jmx(self, run: RunText) -> RunText:
+        """A run that starts takes the JMX failure messages printed since the last run (warm-up)."""
+        if self.jmx_pending:
+            run.jmx_failed.extend(self.jmx_pending)
+            self.jmx_pending.clear()
+        return run
+
+    def jmx_failed(self, line_no: int, line: str) -> None:
+        """The message belongs to the run in progress (announced, no Results yet), else to the next."""
+        run = self.runs[-1] if self.runs else None
+        if run is not None and run.results is None and (run.running_line is not None or run.auto_step
+                                                         or run.has_data):
+            run.jmx_failed.append((line_no, line))
+        else:
+            self.jmx_pending.append((line_no, line))
 
     def unknown(self, line_no: int, line: str, expected: str) -> None:
         self.result.skipped_lines += 1
@@ -167,7 +193,9 @@ def _noise(scan: _Scan, line_no: int, line: str) -> bool:
 def _take_rows(scan: _Scan, run: RunText, rows: Rows) -> None:
     run.blocks.append(rows)
     for line_no, line in rows.other:
-        if not _noise(scan, line_no, line):
+        if line.strip() == JMX_FAILED_MESSAGE:       # stderr merged into the rows
+            run.jmx_failed.append((line_no, line))
+        elif not _noise(scan, line_no, line):
             scan.unknown(line_no, line, "an interval row or a known driver/JDK log line")
     for line_no, line in rows.malformed:
         scan.result.skipped_lines += 1
@@ -188,7 +216,7 @@ def _scan(text: str, result: ParseResult) -> _Scan:
         stripped = line.strip()
         nxt, nxt_no = eol + 1, line_no + 1
         if state == "settings":
-            if stripped == PROFILE_MARKER:
+            if stripped in PROFILE_MARKERS:
                 state = "profile"
             elif not stripped:
                 state = "top"
@@ -197,16 +225,24 @@ def _scan(text: str, result: ParseResult) -> _Scan:
             pos, line_no = nxt, nxt_no
             continue
         if state == "profile":
-            if not _is_stress_line(line, stripped):
+            if _in_profile(scan, line_no, line, stripped):
                 pos, line_no = nxt, nxt_no
                 continue
             state = "top"
+        if state == "insert_statement":
+            state = "top"
+            if stripped and line[:1].isspace():
+                scan.insert_statements.append(stripped)
+                pos, line_no = nxt, nxt_no
+                continue
+            result.warn(line_no - 1, INSERT_STATEMENT_MARKER, "the statement, indented, on the line after it")
         if not stripped:
             pos, line_no = nxt, nxt_no
             continue
-        if stripped == SETTINGS_MARKER or stripped == PROFILE_MARKER:
+        if stripped == SETTINGS_MARKER or stripped in PROFILE_MARKERS:
             state = "settings" if stripped == SETTINGS_MARKER else "profile"
             scan.started, scan.ended = True, False
+            scan.in_cql = scan.profile_continues = False
             pos, line_no = nxt, nxt_no
             continue
         header = parse_header(line) if "total ops" in line else None
@@ -215,6 +251,7 @@ def _scan(text: str, result: ParseResult) -> _Scan:
             run = scan.current(line_no)
             if run.results is not None or (run.header is not None and run.header != header):
                 run = scan.new_run(line_no)    # the same header again within a run: header-frequency
+            scan.claim_jmx(run)
             run.header, run.header_line, run.header_text = header, line_no, line
             pos, line_no = scan.rows(run, header, nxt, nxt_no) if nxt < n else (n, nxt_no)
             continue
@@ -232,12 +269,14 @@ def _scan(text: str, result: ParseResult) -> _Scan:
             run = scan.current(line_no)
             if run.has_data or run.auto_step:
                 run = scan.new_run(line_no)
+            scan.claim_jmx(run)
             run.threads, run.auto_step = int(m.group(1)), True
         elif (m := RUNNING_RE.match(stripped)) is not None:
             scan.started, scan.ended = True, False
             run = scan.current(line_no)
             if run.has_data:
                 run = scan.new_run(line_no)
+            scan.claim_jmx(run)
             run.threads, run.running_line = int(m.group(2)), stripped
             run.ops = [o.strip() for o in m.group(1).strip("[]").split(",") if o.strip()]
         elif (m := IMPROVEMENT_RE.match(stripped)) is not None:
@@ -258,6 +297,11 @@ def _scan(text: str, result: ParseResult) -> _Scan:
             scan.hosts.append({"datacenter": m.group(1), "host": m.group(2), "rack": m.group(3)})
         elif (m := JAVA_VERSION_RE.match(stripped)) is not None:
             scan.java_version = m.group(1)
+        elif stripped == JMX_FAILED_MESSAGE:
+            scan.started = True
+            scan.jmx_failed(line_no, line)
+        elif stripped == INSERT_STATEMENT_MARKER and not line[:1].isspace():
+            scan.started, state = True, "insert_statement"
         elif CHATTER_RE.match(stripped):
             scan.started = True
         elif (cmd := command_from_echo(stripped)) is not None:
@@ -277,8 +321,38 @@ def _scan(text: str, result: ParseResult) -> _Scan:
     return scan
 
 
+def _in_profile(scan: _Scan, line_no: int, line: str, stripped: str) -> bool:
+    """Whether a line belongs to the profile dump (the rule: cassandra_stress_settings'
+    docstring); a line that does keeps the dump open and goes to scan.profile_lines."""
+    if GENERATING_RE.match(stripped):               # printed after each profile: chatter, the dump goes on
+        scan.profile_continues = False
+        return True
+    kind = profile_line_kind(line, scan.in_cql)
+    ends = _ends_profile(line, stripped)
+    if kind == "cql" and ends:
+        scan.result.warn(line_no, line, "a closing '***' after the profile's CQL; the dump is cut here")
+        kind = None
+    elif kind == "fence":
+        scan.in_cql = not scan.in_cql
+    elif kind in ("entry", "item") and ends:
+        kind = None
+    elif kind is None and scan.profile_continues and not ends:
+        kind = "more"
+    if kind is None:
+        scan.in_cql = scan.profile_continues = False
+        return False
+    scan.profile_lines.append(line)
+    scan.profile_continues = kind in ("entry", "item", "more")
+    return True
+
+
+def _ends_profile(line: str, stripped: str) -> bool:
+    return (_is_stress_line(line, stripped) or stripped in (INSERT_STATEMENT_MARKER, SETTINGS_MARKER, "END", "FAILURE")
+            or stripped in PROFILE_MARKERS or ROW_LIKE_RE.match(line) is not None)
+
+
 def _is_stress_line(line: str, stripped: str) -> bool:
-    """Lines that end a profile dump (which is free text: YAML, CQL)."""
+    """Lines that end a profile dump (known lines cassandra-stress and the driver print)."""
     return bool(CONNECTED_RE.match(stripped) or HOST_RE.match(stripped) or CHATTER_RE.match(stripped)
                 or DRIVER_LOG_RE.match(line) or JDK_WARNING_RE.match(line) or EXCEPTION_RE.match(line)
                 or RUNNING_RE.match(stripped) or RUNNING_STEP_RE.match(stripped) or stripped == "Results:"
@@ -292,6 +366,7 @@ def _scan_headless_rows(scan: _Scan, pos: int, line_no: int) -> tuple[int, int]:
     run = scan.current(line_no)
     if run.results is not None:
         run = scan.new_run(line_no)
+    scan.claim_jmx(run)
     if run.header is None:
         run.header = make_header(DEFAULT_COLUMNS)
         eol = scan.text.find("\n", pos)
@@ -320,6 +395,7 @@ def _scan_results(scan: _Scan, pos: int, line_no: int) -> tuple[int, int]:
     run = scan.current(line_no)
     if run.results is not None:
         run = scan.new_run(line_no)
+    scan.claim_jmx(run)
     run.results = parse_results(items)
     for p_line, p_text, expected in run.results.problems:
         scan.result.warn(p_line, p_text, expected)
@@ -358,6 +434,17 @@ def _thread_table(rows: Rows | None) -> pd.DataFrame | None:
     return pd.DataFrame(frame)
 
 
+def _settings(scan: _Scan) -> dict[str, dict[str, str]] | None:
+    """The settings dump, the profile dump(s) and the insert statement(s) as one settings mapping."""
+    settings = parse_settings(scan.settings_lines) if scan.settings_lines else {}
+    if scan.profile_lines:
+        settings.update(parse_profile(scan.profile_lines))
+    if scan.insert_statements:
+        settings["Insert Statement"] = {("CQL" if i == 1 else f"CQL {i}"): cql
+                                        for i, cql in enumerate(scan.insert_statements, 1)}
+    return settings or None
+
+
 def parse_stress_log(text: str, source: str = "<text>") -> ParseResult:
     """Parse cassandra-stress stdout (any generation, 2.1 to 5.0) into Runs; see the module docstring."""
     if not text or text.isspace() or "\x00" in text[:65536]:
@@ -384,10 +471,16 @@ def parse_stress_log(text: str, source: str = "<text>") -> ParseResult:
     table = _thread_table(scan.thread_rows)
     if table is not None:
         result.tables["thread_summary"] = table
-    settings = parse_settings(scan.settings_lines) if scan.settings_lines else None
+    settings = _settings(scan)
     for index, run in enumerate(runs, 1):
         run.index = index
         result.runs.append(build_run(run, scan, settings, table))
+        if run.jmx_failed and table is not None and run.auto_step:
+            gc_not_collected(table, table["threads"] == run.threads)
+    if scan.jmx_pending:
+        line_no, line = scan.jmx_pending[0]
+        result.warn(line_no, line, "a run after this message (it names the run whose GC figures were not collected); "
+                                   "none started, so no figures were changed")
     if scan.line_warnings > _MAX_LINE_WARNINGS:
         result.warn(None, None, f"{scan.line_warnings - _MAX_LINE_WARNINGS} more unknown lines (not listed)")
     result.complete = result.complete and all(r.complete for r in result.runs)

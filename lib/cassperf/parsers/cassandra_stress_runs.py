@@ -5,6 +5,16 @@ Consistency checks (each mismatch is a warning on the ParseResult and the Run, n
   summary table for the same thread count, where both are printed;
 - the table's `total` op/s equals the Results block's Op rate (both rounded to whole ops/s);
 - the last interval's `time` agrees with `Total operation time` (which is truncated to seconds).
+
+GC figures without JMX. cassandra-stress reads the nodes' GC over JMX (StressMetrics ->
+JmxCollector). When it cannot connect it prints `Failed to connect over JMX; not collecting these
+stats` (on stderr, once per warm-up op and once per run) and goes on printing 0 in the interval
+rows' gc columns (gc: #, max ms, sum ms, sdv ms, mb) and in the Results block's GC lines (count 0,
+memory 0 B, time 0.0 s, avg NaN, stddev 0.0). Those zeros are not measurements: for a run the
+message belongs to (see cassandra_stress._Scan.jmx_failed), every GC column of its intervals and
+summary (and its rows of the auto-rate table) is NaN/NA, with one warning naming the message's line,
+and manifest gc_collected=False. Without the message (e.g. stdout captured alone) the figures are
+kept as printed and gc_collected is None: the output does not say.
 """
 
 from __future__ import annotations
@@ -48,6 +58,7 @@ class RunText:
     first_exception: dict[str, tuple[int, str]] = field(default_factory=dict)
     skipped: int = 0
     failed: bool = False
+    jmx_failed: list[tuple[int, str]] = field(default_factory=list)   # (line_no, line) of the JMX failure message
 
     @property
     def has_data(self) -> bool:
@@ -139,6 +150,19 @@ def _check(run: RunText, warn: _Warner, last: dict[str, int], table_rows: pd.Dat
                                               f"time ({last_time:g} s)")
 
 
+def gc_not_collected(frame: pd.DataFrame, rows: pd.Series | None = None) -> list[str]:
+    """Replace the gc_* columns of `frame` (every row, or where the boolean `rows` is True) with
+    NaN (NA in integer columns), as new columns: parsed columns may be read-only views. Returns
+    the columns' names."""
+    keep = pd.Series(False, index=frame.index) if rows is None else ~rows.astype(bool)
+    columns = [c for c in frame.columns if str(c).startswith("gc_")]
+    for col in columns:
+        integer = str(frame[col].dtype) in ("Int64", "int64")
+        values = frame[col].astype("Int64" if integer else "float64")
+        frame[col] = values.where(keep, pd.NA if integer else np.nan)
+    return columns
+
+
 def build_run(run: RunText, scan: Any, settings: dict[str, dict[str, str]] | None,
               table: pd.DataFrame | None) -> Run:
     """One Run from the collected text of one iteration (`scan` is cassandra_stress._Scan)."""
@@ -171,6 +195,13 @@ def build_run(run: RunText, scan: Any, settings: dict[str, dict[str, str]] | Non
         warn(line_no, line, f"interval rows only; {n} line(s) of {cls} were printed during run {run.index} "
                             "(skipped; counted in manifest client_exceptions)")
 
+    if run.jmx_failed:
+        line_no, line = run.jmx_failed[-1]
+        cleared = [c for frame in (intervals, summary) if frame is not None for c in gc_not_collected(frame)]
+        warn(line_no, line, f"GC figures of run {run.index} measured over JMX; cassandra-stress printed this message "
+                            f"({len(run.jmx_failed)} time(s)), so the zeros it then prints for GC are not measurements: "
+                            f"set to NaN ({', '.join(dict.fromkeys(cleared)) or 'no GC columns printed'})")
+
     echo = scan.command
     command, source = (echo, "echo") if echo else (command_from_settings(settings) if settings else None, "settings")
     rate, latency_type = rate_and_latency_type(echo, echo is not None, settings, run.auto_step)
@@ -198,6 +229,7 @@ def build_run(run: RunText, scan: Any, settings: dict[str, dict[str, str]] | Non
         "settings": settings,
         "settings_complete": (not scan.settings_cut) if settings else None,
         "java_version": scan.java_version,
+        "gc_collected": False if run.jmx_failed else None,
     }
     if scan.cluster_name or scan.hosts:
         manifest["cluster"] = {"name": scan.cluster_name, "hosts": scan.hosts}

@@ -11,6 +11,37 @@ cassandra-stress prints its settings before running (unless `-log no-settings`):
       Thread Count: 3
       OpsPer Sec: 0
 
+User mode (`user profile=...`) adds the profile dump after the settings, one block per profile
+(StressSettings.printSettings, then StressProfile.printSettings; 3.x/4.0 print 'Profile', 4.1/5.0
+'Profile(s)'):
+
+    ******************** Profile(s) ********************
+      Keyspace Name: ks_user
+      Keyspace CQL:
+    ***
+    CREATE KEYSPACE IF NOT EXISTS "ks_user" WITH replication = {...} AND durable_writes = true;
+    ***
+
+      Table Name: standard1
+      ...
+      Query Definitions:
+        read: CQL:SELECT * FROM standard1 WHERE key = ?;Fields:samerow;
+
+Its structure is the rule that recognises it (profile_line_kind): two-space `Key: value` entries,
+four-space `name: value` items of the entry above them (Generator Configs, Query Definitions,
+Token Range Queries, Insert Settings), `***` fences around verbatim CQL (any lines, unindented;
+the closing fence may end the last CQL line: `null***` when the YAML has no keyspace/table
+definition), and blank lines. A line that fits none of these continues the value above it when it follows an
+entry, an item or such a line directly (the YAML's multi-line queries are printed verbatim, e.g.
+`simple1: CQL:select ... > '2020-01-01'` then `LIMIT 15000`), unless it is a line cassandra-stress
+or the driver prints after the dump (`Connected to cluster`, `Insert Statement:`, a JDK or driver
+log line, ...): that line, or any other line after a blank one, ends the dump. `Generating
+batches ...` (printed after each profile) is tool chatter and does not end it. parse_profile keeps it as sections
+'Profile' (then 'Profile 2', ...): entries by key, CQL as its text, items as 'Entry.name'
+(e.g. 'Query Definitions.read'). The `Insert Statement:` line cassandra-stress prints when it
+prepares a user-mode insert, and the indented statement after it, become section
+'Insert Statement', key 'CQL' ('CQL 2', ... for more).
+
 Latency type. cassandra-stress reports service time (send -> response) unless the run used
 `-rate fixed=N/s`: then each op has an intended start on a fixed schedule and the printed
 latency is response time (intended start -> response, coordinated omission corrected;
@@ -25,18 +56,28 @@ import re
 from typing import Any
 
 SETTINGS_MARKER = "******************** Stress Settings ********************"
-PROFILE_MARKER = "******************** Profile ********************"
+PROFILE_MARKER = "******************** Profile ********************"          # 3.x, 4.0
+PROFILE_MARKERS = frozenset({PROFILE_MARKER, "******************** Profile(s) ********************"})  # 4.1, 5.0
+
+# Insert Statement:        (StressProfile.getInsert; the next line is '  ' + the statement)
+INSERT_STATEMENT_MARKER = "Insert Statement:"
 
 #: top-level sections of the settings dump (to recognise a dump whose head was cut off)
 SECTIONS = frozenset({"Command", "Rate", "Population", "Insert", "Columns", "Errors", "Log", "Mode", "Node",
                       "Schema", "Transport", "Port", "Send To Daemon", "Graph", "TokenRange", "Reporting",
-                      "Sample", "Misc"})
+                      "Sample", "Misc", "JMX", "Credentials file"})
 
 # Rate:
 SECTION_RE = re.compile(r"^([A-Z][A-Za-z ]*):\s*$")
 
 #   Thread Count: 3
 ENTRY_RE = re.compile(r"^\s+([^:]+?):\s?(.*)$")
+
+#   Keyspace Name: ks_user   |     read: CQL:SELECT * FROM standard1 WHERE key = ?;Fields:samerow;
+PROFILE_ENTRY_RE = re.compile(r"^(  |    )(\S[^:]*?):(?: (.*?))?\s*$")
+
+# ***      (fence around a profile's verbatim CQL)
+CQL_FENCE = "***"
 
 # ./tools/bin/cassandra-stress user profile="file:///.../x.yaml" n=100000 "ops(insert=500,simple1=1)" no-warmup
 COMMAND_RE = re.compile(r"(?:^|[\s/\\$>])cassandra-stress(?:\.bat|\.sh)?\s+"
@@ -70,6 +111,69 @@ def parse_settings(lines: list[str]) -> dict[str, dict[str, str]]:
     return out
 
 
+def profile_line_kind(line: str, in_cql: bool) -> str | None:
+    """What a line of the profile dump is: 'fence', 'cql' (inside a fence), 'blank', 'entry'
+    (two-space `Key: value`), 'item' (four-space `name: value`), or None: not part of the dump."""
+    stripped = line.strip()
+    if stripped == CQL_FENCE or (in_cql and stripped.endswith(CQL_FENCE)):
+        return "fence"          # 'null***': a CQL of null (or without a final newline) ends on the fence's line
+    if in_cql:
+        return "cql"
+    if not stripped:
+        return "blank"
+    m = PROFILE_ENTRY_RE.match(line)
+    if m is None:
+        return None
+    return "entry" if len(m.group(1)) == 2 else "item"
+
+
+def parse_profile(lines: list[str]) -> dict[str, dict[str, str]]:
+    """Profile dump lines (without the marker) -> {'Profile': {key: value}, 'Profile 2': ...}.
+
+    A `Key:` entry followed by a `***` fence takes the fenced CQL as its value (lines joined
+    with newlines, surrounding blank space stripped); items under an entry become 'Entry.name'."""
+    out: dict[str, dict[str, str]] = {}
+    section: dict[str, str] | None = None
+    entry: str | None = None
+    last: str | None = None           # the key the next continuation line belongs to
+    cql: list[str] | None = None
+    for line in lines:
+        kind = profile_line_kind(line, cql is not None)
+        if kind == "fence":
+            if cql is None:
+                cql = []
+            else:
+                cql.append(line.rstrip()[:-len(CQL_FENCE)])
+                if section is not None and entry is not None:
+                    section[entry] = "\n".join(cql).strip()
+                cql, last = None, None
+            continue
+        if kind == "cql":
+            assert cql is not None
+            cql.append(line.rstrip())
+            continue
+        m = PROFILE_ENTRY_RE.match(line) if kind in ("entry", "item") else None
+        if m is None:
+            if kind is None and section is not None and last is not None:     # a value printed on more lines
+                section[last] = (section[last] + "\n" + line.rstrip()).strip()
+            if kind == "blank":
+                last = None
+            continue
+        key, value = m.group(2).strip(), (m.group(3) or "").strip()
+        if kind == "entry":
+            if key == "Keyspace Name" or section is None:
+                name = "Profile" if "Profile" not in out else f"Profile {sum(k.startswith('Profile') for k in out) + 1}"
+                section = out.setdefault(name, {})
+            entry = last = key
+            section[key] = value
+        elif section is not None and entry is not None:
+            last = f"{entry}.{key}"
+            section[last] = value
+    if cql is not None and section is not None and entry is not None:     # a fence never closed (cut)
+        section[entry] = "\n".join(cql).strip()
+    return out
+
+
 def command_from_echo(line: str) -> str | None:
     """The arguments of an echoed cassandra-stress command line, or None."""
     m = COMMAND_RE.search(line)
@@ -92,8 +196,9 @@ def command_from_settings(settings: dict[str, dict[str, str]]) -> str | None:
     if not kind:
         return None
     parts = [kind.lower()]
-    if cmd.get("Profile File"):
-        parts.append(f"profile={cmd['Profile File']}")
+    profile = cmd.get("Profile File") or cmd.get("Profile File(s)")        # 'Profile File(s)' from 4.1
+    if profile:
+        parts.append(f"profile={profile}")
     count = _digits(cmd.get("Count", ""))
     if count and count != "0" and not count.startswith("-"):
         parts.append(f"n={count}")
