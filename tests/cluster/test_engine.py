@@ -105,6 +105,23 @@ def test_sequential_write_leaves_exactly_n_rows_of_the_spec_sizes(node, tmp_path
     assert len({k for k, *_ in found}) == 2000
 
 
+@pytest.mark.parametrize("backend", ["acsylla", "driver"])
+def test_reads_of_keys_never_written_count_in_rate_but_not_in_rows(node, tmp_path, backend):
+    """500 keys written, keys 1..1000 read once each: 1000 reads, exactly 500 rows found."""
+    ks = f"miss_{backend}"
+    run_workload(spec(op="write", n=500, column_count=2, column_size=10, keyspace=ks, population="seq=1..500"),
+                 node, root=tmp_path, backend=backend, progress=False, processes=1)
+    run = run_workload(spec(op="read", n=1000, column_count=2, column_size=10, keyspace=ks,
+                            population="seq=1..1000"), node, root=tmp_path, backend=backend, progress=False,
+                       processes=1)
+    s = run.summary.set_index("op").loc["read"]
+    assert (int(s["count"]), int(s["rows"]), int(s["errors"])) == (1000, 500, 0)
+    assert s["row_rate_s"] == pytest.approx(s["rate_ops_s"] / 2)
+    assert int(run.intervals["rows"].sum()) == 500 and int(run.intervals["count"].sum()) == 1000
+    assert run.manifest["engine"]["reads_without_row"] == 500
+    assert any("500 of 1,000 reads (50.0%) found no row (keys never written" in w for w in run.warnings)
+
+
 def test_fixed_rate_run_records_its_rate_per_interval_with_an_hdr_log(node, tmp_path):
     run = run_workload(spec(op="write", duration=10, rate="fixed=200/s", keyspace="fixed200"), node,
                        root=tmp_path, progress=False)
@@ -166,7 +183,9 @@ def test_paused_node_shows_in_response_time_not_hidden_by_coordinated_omission(n
     # the queued ops show in response time only (coordinated omission corrected)
     assert summary["latency_p95_ms"] >= 500
     assert summary["latency_service_p95_ms"] < summary["latency_p95_ms"] / 2
-    assert summary["errors"] == 0
+    # a write the node took just before SIGSTOP may time out on it (write_request_timeout is
+    # 2 s, the pause 2 s): seen once in ~10 runs under load; counted, never recorded as latency
+    assert summary["errors"] <= 3 and run.complete
 
 
 def test_mixed_run_keeps_the_ratio(node, tmp_path):

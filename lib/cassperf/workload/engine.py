@@ -31,7 +31,10 @@ Extra interval/summary columns: start_s (interval start, s since the run's t0), 
 client_rss_mb (intervals: the workers' resident memory together, MiB, at the interval's end),
 engine_rss_mb (intervals: this parent process's resident memory, MiB, as it writes the row),
 latency_service_{mean,p50,p95,p99,p999,max}_ms, errors_{write_timeout,read_timeout,
-unavailable,other} (``errors`` is their sum). Failed ops carry no latency.
+unavailable,other} (``errors`` is their sum). Failed ops carry no latency. ``rows`` (and
+row_rate_s): rows written, or for reads the rows found: a read of a key never written or
+deleted finds none, so row_rate_s falls below rate_ops_s (cassandra-stress's row rate does the
+same), the manifest's engine.reads_without_row counts them and the run warns.
 
 Crashes and stops. Every interval row is durable when written; a SIGKILLed engine leaves a
 folder that ``load_run`` reads with every closed interval (complete=False), and its workers die
@@ -130,6 +133,7 @@ class _Collector:
         self.totals = {t: np.zeros(0, dtype=np.int64) for t in self.tags}
         self.counts = dict.fromkeys(self.ops, 0)
         self.errors = {op: dict.fromkeys(ERROR_KINDS, 0) for op in self.ops}
+        self.empty = dict.fromkeys(self.ops, 0)          # reads that found no row
         self.seen_examples: set[str] = set()
         self.last_end_s = 0.0
         self.clamped = 0
@@ -189,15 +193,17 @@ class _Collector:
         rss_mb = sum(m[8] for m in msgs) / 2**20
         engine_rss_mb = _own_rss_bytes() / 2**20
         rows = []
-        for op in self.ops:
+        for i, op in enumerate(self.ops):
             errs = {kind: sum(m[6][op][kind] for m in msgs) for kind in ERROR_KINDS}
+            empty = sum(m[9][i] for m in msgs)
+            self.empty[op] += empty
             for kind, n in errs.items():
                 self.errors[op][kind] += n
             st = stats.get(f"{op.upper()}-st", {})
             main = stats.get(f"{op.upper()}-rt", {}) if self.fixed else st
             count = int(st.get("count", 0))
             self.counts[op] += count
-            rows.append(_row(op, count, length, main, st, errs) | {"time_s": end_s, "start_s": start_s,
+            rows.append(_row(op, count, length, main, st, errs, count - empty) | {"time_s": end_s, "start_s": start_s,
                                                                    "client_rss_mb": rss_mb,
                                                                    "engine_rss_mb": engine_rss_mb})
         for m in msgs:
@@ -232,8 +238,9 @@ class _Collector:
             main_tag = f"{op.upper()}-{'rt' if self.fixed else 'st'}"
             main = _stats_of(self.totals.get(main_tag))
             st = _stats_of(self.totals.get(f"{op.upper()}-st"))
-            row = _row(op, self.counts[op], duration, main, st, self.errors[op])
-            row.update({"duration_s": duration, "partitions": self.counts[op], "rows": self.counts[op]})
+            found = self.counts[op] - self.empty[op]
+            row = _row(op, self.counts[op], duration, main, st, self.errors[op], found)
+            row.update({"duration_s": duration, "partitions": self.counts[op]})
             out.append(row)
         return out
 
@@ -286,11 +293,14 @@ def _stats_of(counts: np.ndarray | None) -> dict[str, float | int]:
 
 
 def _row(op: str, count: int, length_s: float, main: Mapping[str, Any], st: Mapping[str, Any],
-         errs: Mapping[str, int]) -> dict[str, Any]:
+         errs: Mapping[str, int], rows: int) -> dict[str, Any]:
+    """rows: rows written, or for reads the rows found (a read of a key never written, or
+    deleted, finds none: row_rate_s then falls below rate_ops_s, as cassandra-stress's does)."""
     nan = math.nan
     rate = count / length_s if length_s > 0 else nan
     row: dict[str, Any] = {"op": op, "count": count, "rate_ops_s": rate, "partition_rate_s": rate,
-                           "row_rate_s": rate, "interval_s": length_s}
+                           "rows": rows, "row_rate_s": rows / length_s if length_s > 0 else nan,
+                           "interval_s": length_s}
     for name in ("mean", "p50", "p95", "p99", "p999", "max"):
         row[f"latency_{name}_ms"] = main.get(f"latency_{name}_ms", nan)
     for name in SERVICE_STATS:
@@ -471,7 +481,14 @@ def _finish_manifest(writer: RunWriter, col: _Collector) -> None:
                                  "worker_rss_start_bytes": [s.get("rss_start_bytes") for _, s in sorted(stats.items())],
                                  "worker_rss_bytes": [s.get("rss_bytes") for _, s in sorted(stats.items())],
                                  "abandoned_ops": sum(s.get("abandoned", 0) for s in stats.values()),
-                                 "clamped_samples": col.clamped}
+                                 "clamped_samples": col.clamped,
+                                 "reads_without_row": col.empty.get("read", 0)}
+    found_none, reads = col.empty.get("read", 0), col.counts.get("read", 0)
+    if found_none:
+        why = ("deleted keys, or keys never written" if col.spec.ratio is not None and col.spec.ratio.delete
+               else "keys never written: does the population cover only keys that were loaded?")
+        writer.warn(f"{found_none:,} of {reads:,} reads ({found_none / reads:.1%}) found no row ({why}); "
+                    f"row_rate_s counts the rows found, rate_ops_s every read")
 
 
 def _reap(procs: list[Any], timeout_s: float = 10.0) -> None:

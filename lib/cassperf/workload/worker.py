@@ -94,6 +94,7 @@ class _Phase:
     schedule: Schedule | None
     errors: list[dict[str, int]] = field(default_factory=list)
     examples: dict[str, str] = field(default_factory=dict)
+    empty: list[int] = field(default_factory=list)      # per op: reads that returned no row
 
 
 class Worker:
@@ -109,6 +110,7 @@ class Worker:
         self.stopping = False
         self.pool = keymod.value_pool(plan.spec.column_count, plan.spec.column_size, plan.rng_seed)
         self.write_index = self.ops.index("write") if "write" in self.ops else -1
+        self.read_index = self.ops.index("read") if "read" in self.ops else -1
 
     # -- op source ---------------------------------------------------------------------------
     def _source(self, stream: keymod.OpStream, phase: _Phase) -> Callable[[], tuple[int, list[Any]] | None]:
@@ -138,6 +140,7 @@ class Worker:
     async def _unpaced(self, phase: _Phase, take: Callable[[], tuple[int, list[Any]] | None]) -> None:
         now, execs, end = time.monotonic_ns, self.execs, phase.end_ns
         st = [phase.samples.buffers[f"{op.upper()}-st"] for op in self.ops]
+        read, rows, empty = self.read_index, self.backend.row_count, phase.empty
         while True:
             item = take()
             if item is None:
@@ -147,12 +150,14 @@ class Worker:
             if t_send >= end:
                 return
             try:
-                await execs[op](values)
+                result = await execs[op](values)
             except Exception as exc:  # noqa: BLE001 - every failure is counted by kind
                 if self._error(phase, op, exc):
                     await asyncio.sleep(OTHER_ERROR_PAUSE_S)
                 continue
             st[op].append(now() - t_send)
+            if op == read and not rows(result):
+                empty[op] += 1
 
     async def _paced(self, phase: _Phase, take: Callable[[], tuple[int, list[Any]] | None]) -> None:
         now, execs, end, sleep = time.monotonic_ns, self.execs, phase.end_ns, asyncio.sleep
@@ -160,6 +165,7 @@ class Worker:
         assert schedule is not None
         st = [phase.samples.buffers[f"{op.upper()}-st"] for op in self.ops]
         rt = [phase.samples.buffers[f"{op.upper()}-rt"] for op in self.ops] if self.fixed else None
+        read, rows, empty = self.read_index, self.backend.row_count, phase.empty
         while True:
             item = take()
             if item is None:
@@ -175,7 +181,7 @@ class Worker:
                     return
             t_send = now()
             try:
-                await execs[op](values)
+                result = await execs[op](values)
             except Exception as exc:  # noqa: BLE001
                 if self._error(phase, op, exc):
                     await sleep(OTHER_ERROR_PAUSE_S)
@@ -184,6 +190,8 @@ class Worker:
             st[op].append(t_done - t_send)
             if rt is not None:  # a timer that fired early (loop resolution) sent the op early
                 rt[op].append(t_done - (intended if intended < t_send else t_send))
+            if op == read and not rows(result):
+                empty[op] += 1
 
     def _error(self, phase: _Phase, op: int, exc: BaseException) -> bool:
         """Count a failure; True when it is of kind 'other' (the caller pauses)."""
@@ -201,7 +209,7 @@ class Worker:
         if spec.rate.kind != "unlimited":
             schedule = schedule_for(spec.rate, start_ns, plan.index, plan.processes)
         return _Phase(Samples(self.tags), end_ns, budget if budget is not None else _FOREVER, schedule,
-                      [dict.fromkeys(ERROR_KINDS, 0) for _ in self.ops])
+                      [dict.fromkeys(ERROR_KINDS, 0) for _ in self.ops], empty=[0] * len(self.ops))
 
     async def _run_phase(self, phase: _Phase, salt: int) -> int:
         """Run a phase to its end; returns how many in-flight ops were abandoned on a stop
@@ -239,7 +247,8 @@ class Worker:
             for kind in e:
                 e[kind] = 0
         examples, phase.examples = phase.examples, {}
-        return ("interval", self.plan.index, k, start_ns, end_ns, hists, errors, examples, _rss_bytes())
+        empty, phase.empty[:] = list(phase.empty), [0] * len(phase.empty)
+        return ("interval", self.plan.index, k, start_ns, end_ns, hists, errors, examples, _rss_bytes(), empty)
 
     async def _ticker(self, phase: _Phase, t0: int, step: int, closed: list[int]) -> None:
         """Close every interval whose boundary passes, until cancelled."""

@@ -76,6 +76,10 @@ class AcsyllaBackend(Backend):
         execute, bind = self._session.execute, prepared.bind
         return lambda values: execute(bind(values))
 
+    @staticmethod
+    def row_count(result: Any) -> int:
+        return result.count()
+
     def error_kind(self, exc: BaseException) -> str:
         for cls, kind in _KINDS:
             if isinstance(exc, cls):

@@ -85,6 +85,11 @@ class Backend(ABC):
     def error_kind(self, exc: BaseException) -> str:
         """One of ERROR_KINDS."""
 
+    @staticmethod
+    @abstractmethod
+    def row_count(result: Any) -> int:
+        """Rows in what an executor's awaitable returned (a read's first page; 0 for a write)."""
+
     @abstractmethod
     async def close(self) -> None: ...
 

@@ -79,8 +79,8 @@ class DriverBackend(Backend):
         execute_async = self._session.execute_async
         call_soon = loop.call_soon_threadsafe
 
-        def _ok(_rows: Any, fut: asyncio.Future) -> None:
-            call_soon(_set_result, fut)
+        def _ok(rows: Any, fut: asyncio.Future) -> None:
+            call_soon(_set_result, fut, rows)
 
         def _err(exc: BaseException, fut: asyncio.Future) -> None:
             call_soon(_set_exception, fut, exc)
@@ -91,6 +91,10 @@ class DriverBackend(Backend):
             return fut
 
         return execute
+
+    @staticmethod
+    def row_count(result: Any) -> int:
+        return len(result) if result else 0     # the first page's rows (None for a write)
 
     def error_kind(self, exc: BaseException) -> str:
         for cls, kind in _KINDS:
@@ -104,9 +108,9 @@ class DriverBackend(Backend):
             self._cluster = None
 
 
-def _set_result(fut: asyncio.Future) -> None:
+def _set_result(fut: asyncio.Future, rows: Any) -> None:
     if not fut.done():
-        fut.set_result(None)
+        fut.set_result(rows)
 
 
 def _set_exception(fut: asyncio.Future, exc: BaseException) -> None:
