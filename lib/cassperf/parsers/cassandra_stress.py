@@ -15,8 +15,14 @@ summary    the Results block: one row per op type named in its brackets
 
 The closing auto-rate table (`4 threadCount, insert, ...`) becomes tables["thread_summary"].
 
-Line rules (documented, counted): the settings and profile dumps, the tool's own chatter
-(`Sleeping 2s...`, `Connected to cluster: ...`) and blank lines are recognised. Driver log lines
+Line rules (documented, counted): the settings dump, the user-mode profile dump (its structural
+rule is in cassandra_stress_settings; kept in manifest settings 'Profile'), `Insert Statement:`
+with the statement after it (settings 'Insert Statement'), the tool's own chatter (`Sleeping
+2s...`, `Connected to cluster: ...`) and blank lines are recognised. `Failed to connect over JMX;
+not collecting these stats` marks the GC figures of the run it belongs to as not collected (NaN,
+one warning; see cassandra_stress_runs): the run in progress (announced by `Running ...`, no
+Results yet), else the next run to start (warm-up messages come before `Running`); one after the
+last run changes nothing and is warned about. Driver log lines
 (`WARN  15:43:31,966 ...`), JDK `WARNING:` lines and exception lines (`com.datastax...
 NoHostAvailableException: ...`) are skipped and counted in skipped_lines; exception lines are
 also counted per run by class (manifest client_exceptions) with one warning per class and run.

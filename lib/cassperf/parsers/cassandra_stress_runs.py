@@ -198,8 +198,9 @@ def build_run(run: RunText, scan: Any, settings: dict[str, dict[str, str]] | Non
     if run.jmx_failed:
         line_no, line = run.jmx_failed[-1]
         cleared = [c for frame in (intervals, summary) if frame is not None for c in gc_not_collected(frame)]
-        warn(line_no, line, f"GC figures of run {run.index} measured over JMX; cassandra-stress printed this message "
-                            f"({len(run.jmx_failed)} time(s)), so the zeros it then prints for GC are not measurements: "
+        warn(line_no, line, f"GC figures of run {run.index} measured over JMX; cassandra-stress printed this "
+                            f"message ({len(run.jmx_failed)} time(s)), so the zeros it then prints for GC are not "
+                            "measurements: "
                             f"set to NaN ({', '.join(dict.fromkeys(cleared)) or 'no GC columns printed'})")
 
     echo = scan.command

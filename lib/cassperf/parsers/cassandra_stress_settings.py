@@ -36,8 +36,8 @@ entry, an item or such a line directly (the YAML's multi-line queries are printe
 `simple1: CQL:select ... > '2020-01-01'` then `LIMIT 15000`), unless it is a line cassandra-stress
 or the driver prints after the dump (`Connected to cluster`, `Insert Statement:`, a JDK or driver
 log line, ...): that line, or any other line after a blank one, ends the dump. `Generating
-batches ...` (printed after each profile) is tool chatter and does not end it. parse_profile keeps it as sections
-'Profile' (then 'Profile 2', ...): entries by key, CQL as its text, items as 'Entry.name'
+batches ...` (printed after each profile) is tool chatter and does not end it. parse_profile keeps
+the dump as sections 'Profile' (then 'Profile 2', ...): entries by key, CQL as its text, items as 'Entry.name'
 (e.g. 'Query Definitions.read'). The `Insert Statement:` line cassandra-stress prints when it
 prepares a user-mode insert, and the indented statement after it, become section
 'Insert Statement', key 'CQL' ('CQL 2', ... for more).
@@ -200,7 +200,7 @@ def command_from_settings(settings: dict[str, dict[str, str]]) -> str | None:
     if profile:
         parts.append(f"profile={profile}")
     count = _digits(cmd.get("Count", ""))
-    if count and count != "0" and not count.startswith("-"):
+    if count and count != "0" and not cmd.get("Count", "").strip().startswith("-"):     # 'Count: -1': a duration run
         parts.append(f"n={count}")
     if cmd.get("Duration"):
         m = re.match(r"(\d+)\s*([A-Za-z]+)", cmd["Duration"])
