@@ -1,7 +1,7 @@
 """Format detection: `cassperf.parsers.parse(path)` with no format named finds each file's own format.
 
 Every data file of the shared fixtures (../shared/fixtures/**, sidecars and README.md excluded) and
-of the project-made fixtures (tests/fixtures/{nodetool-5.0,gc-5.0,mdadm,latte-0.29}) is listed here with the
+of the project-made fixtures (tests/fixtures/{nodetool-5.0,gc-5.0,mdadm,latte-0.29,cassandra-stress-5.0}) is listed here with the
 format it belongs to, by an explicit (folder, file-name pattern) rule. For each file:
 
 - parse(path) returns a ParseResult of that format, with something in it (a Run or a non-empty
@@ -86,13 +86,14 @@ RULES: tuple[Rule, ...] = (
     Rule("local", "gc-5.0", "gc_*_unified_*", "gc-unified"),
     Rule("local", "mdadm", "mdadm-detail_*", "mdadm-detail"),
     Rule("local", "latte-0.29", "*.txt", "latte"),                  # real latte 0.29.0 runs (capture.py)
+    Rule("local", "cassandra-stress-5.0", "*.txt", "cassandra-stress"),  # a source build (5.0/4.1.1 mix), real runs
 )
 
 #: what every shared/local fixture folder must hold at least (a folder emptied by mistake fails)
 MIN_FILES = {("shared", "cassandra-stress"): 8, ("shared", "gc"): 7, ("shared", "network"): 15,
              ("shared", "nodetool"): 24, ("shared", "other-tools"): 3, ("shared", "stress-graph"): 1,
              ("shared", "tlp-stress"): 6, ("local", "nodetool-5.0"): 10, ("local", "gc-5.0"): 1,
-             ("local", "mdadm"): 3, ("local", "latte-0.29"): 3}
+             ("local", "mdadm"): 3, ("local", "latte-0.29"): 3, ("local", "cassandra-stress-5.0"): 6}
 
 #: sniff claimers per file that are known defects: file name -> (claimers, reason). Empty: none.
 KNOWN_SNIFF_DEFECTS: dict[str, tuple[list[str], str]] = {}
