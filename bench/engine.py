@@ -113,7 +113,9 @@ def child_bare_acsylla(cfg: dict[str, Any]) -> dict[str, Any]:
     import numpy as np
 
     async def main() -> dict[str, Any]:
-        cluster = acsylla.create_cluster([ADDRESS], consistency="LOCAL_ONE", log_level="error")
+        from cassperf.workload.backends.acsylla_backend import COALESCE_DELAY_US    # as the engine sets it
+        cluster = acsylla.create_cluster([ADDRESS], consistency="LOCAL_ONE", log_level="error",
+                                         coalesce_delay_us=COALESCE_DELAY_US)
         session = await cluster.create_session()
         cols = ", ".join(f'"C{i}"' for i in range(COLUMNS))
         prepared = await session.create_prepared(
