@@ -20,6 +20,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+import pandas as pd
 import psutil
 import pytest
 
@@ -27,7 +28,7 @@ from cassperf.cluster import LocalCluster
 from cassperf.parsers.hdr_log import read_hdr_log
 from cassperf.results.store import load_run
 from cassperf.workload import WorkloadSpec
-from cassperf.workload.engine import run_workload
+from cassperf.workload.engine import EngineError, run_workload
 from tests.conftest import cassperf_processes
 
 pytestmark = pytest.mark.cluster
@@ -120,6 +121,50 @@ def test_reads_of_keys_never_written_count_in_rate_but_not_in_rows(node, tmp_pat
     assert int(run.intervals["rows"].sum()) == 500 and int(run.intervals["count"].sum()) == 1000
     assert run.manifest["engine"]["reads_without_row"] == 500
     assert any("500 of 1,000 reads (50.0%) found no row (keys never written" in w for w in run.warnings)
+
+
+def test_sampler_and_a_phase_run_beside_the_load_on_one_clock(node, tmp_path):
+    """The garbagecollect experiment's shape: fixed-rate load, the sampler recording the node, and
+    an action in a phase while the load goes on; every time_s counts from the start of measurement."""
+    def action(run) -> None:
+        time.sleep(2.0)
+        with run.phase("flush", "nodetool flush"):
+            node.nodetool(1, "flush", "phased", "standard1")
+            time.sleep(1.0)
+
+    run = run_workload(spec(op="write", duration=6, rate="fixed=300/s", keyspace="phased", warmup=True),
+                       node, root=tmp_path, progress=False, warmup_s=1.0,
+                       sampler={"tables": [("phased", "standard1")], "interval_s": 1, "host": False},
+                       during=action)
+    ev = run.events.set_index("name")["time_s"]
+    assert -2.5 < ev["warmup:start"] < 0                                  # before measurement starts
+    assert 1.9 < ev["flush:start"] < ev["flush:end"] < ev["load:end"]
+    assert ev["flush:end"] - ev["flush:start"] >= 1.0
+    iv = run.intervals
+    assert iv["time_s"].iloc[0] == pytest.approx(1.0, abs=0.05) and abs(iv["time_s"].iloc[-1] - ev["load:end"]) < 1.5
+    during = iv[(iv["start_s"] >= ev["flush:start"] - 1) & (iv["time_s"] <= ev["flush:end"] + 1)]
+    assert len(during) >= 2 and (during["count"] > 0).all()              # the load went on through the phase
+    m = run.metrics
+    assert {"gc_count", "live_sstables:phased.standard1"} <= set(m["metric"])
+    origin = pd.Timestamp(run.manifest["started_utc"])
+    metric_s = (m["time"] - origin).dt.total_seconds()
+    assert metric_s.min() < 0.5 and metric_s.max() > ev["flush:end"]      # a baseline, then through the phase
+    sst = m[m["metric"] == "live_sstables:phased.standard1"]
+    assert sst["value"].max() >= 1                                        # the flush made an SSTable
+
+
+def test_a_failing_during_action_raises_after_the_run_is_stored(node, tmp_path):
+    def action(run) -> None:
+        with run.phase("broken"):
+            raise RuntimeError("nodetool said no")
+
+    with pytest.raises(EngineError, match=r"the during action failed: RuntimeError: nodetool said no "
+                                          r"\(the run is stored, complete, at .*\)"):
+        run_workload(spec(op="write", n=300, keyspace="broken_action"), node, root=tmp_path, progress=False,
+                     during=action, run_id="broken")
+    run = load_run(tmp_path / "broken")
+    assert run.complete and int(run.summary["count"].iloc[0]) == 300
+    assert "[failed: RuntimeError: nodetool said no]" in run.events.set_index("name")["detail"]["broken:end"]
 
 
 def test_fixed_rate_run_records_its_rate_per_interval_with_an_hdr_log(node, tmp_path):
@@ -215,7 +260,7 @@ ENGINE_SCRIPT = """
 import sys
 from pathlib import Path
 from cassperf.workload import WorkloadSpec
-from cassperf.workload.engine import run_workload
+from cassperf.workload.engine import EngineError, run_workload
 from cassperf.cluster.remote import RemoteCluster
 
 if __name__ == "__main__":

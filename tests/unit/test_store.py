@@ -11,6 +11,8 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
+import time
 import warnings
 from pathlib import Path
 
@@ -524,3 +526,29 @@ def test_fuzz_load_run_reads_or_raises_a_cassperf_error(seed_files: tuple[bytes,
 
 def test_fuzz_count_is_reported() -> None:
     print(f"\nfuzz: load_run tried {len(FUZZ_TRIED)} mutated run folders")
+
+
+def test_set_clock_moves_the_time_origin_of_events_and_started_utc(tmp_path):
+    with RunWriter(tool="clock-test", root=tmp_path) as run:
+        opened = pd.Timestamp(run.manifest["started_utc"])
+        run.set_clock(time.monotonic() + 5.0)          # measurement starts in 5 s
+        run.event("before")
+        moved = pd.Timestamp(run.manifest["started_utc"])
+    loaded = load_run(run.path)
+    assert loaded.events["time_s"].iloc[0] == pytest.approx(-5.0, abs=0.2)
+    assert (moved - opened).total_seconds() == pytest.approx(5.0, abs=0.2)
+    assert pd.Timestamp(loaded.manifest["started_utc"]) == moved
+
+
+def test_appends_from_two_threads_keep_every_row_whole(tmp_path):
+    with RunWriter(tool="threads-test", root=tmp_path) as run:
+        def events(tag: str) -> None:
+            for i in range(300):
+                run.event(tag, "x" * 200 + str(i))
+        threads = [threading.Thread(target=events, args=(t,)) for t in ("a", "b")]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    loaded = load_run(run.path)
+    assert loaded.events["name"].value_counts().to_dict() == {"a": 300, "b": 300}

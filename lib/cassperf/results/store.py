@@ -26,6 +26,7 @@ import json
 import math
 import os
 import shutil
+import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator
@@ -320,6 +321,7 @@ class RunWriter:
         self._tables: list[str] = []
         self._t0 = 0.0
         self._state = "new"
+        self._lock = threading.Lock()      # the sampler's thread and a load's thread append together
 
     @property
     def run_id(self) -> str:
@@ -374,13 +376,14 @@ class RunWriter:
         records = _rows(rows)
         if not records:
             return
-        f = self._jsonl.get(stem)
-        if f is None:
-            f = self._jsonl[stem] = open(self.path / f"{stem}.jsonl", "ab")
         payload = "".join(json.dumps(r, ensure_ascii=False, default=_json_default) + "\n" for r in records)
-        f.write(payload.encode("utf-8"))
-        f.flush()
-        os.fsync(f.fileno())
+        with self._lock:
+            f = self._jsonl.get(stem)
+            if f is None:
+                f = self._jsonl[stem] = open(self.path / f"{stem}.jsonl", "ab")
+            f.write(payload.encode("utf-8"))
+            f.flush()
+            os.fsync(f.fileno())
 
     def append_intervals(self, rows: pd.DataFrame | dict[str, Any] | Iterable[dict[str, Any]]) -> None:
         """Interval rows (INTERVAL_COLUMNS), durable on return."""
@@ -397,6 +400,16 @@ class RunWriter:
 
     def append_histograms(self, rows: pd.DataFrame | dict[str, Any] | Iterable[dict[str, Any]]) -> None:
         self._append("histograms", rows)
+
+    def set_clock(self, origin_monotonic_s: float) -> None:
+        """Count time_s from ``origin_monotonic_s`` (a ``time.monotonic()`` instant, past or
+        future) instead of the writer's opening: events get that origin and ``started_utc``
+        moves to it, so every frame's time_s (intervals, histograms, events; metrics through
+        their UTC time) shares one origin. The engine sets it to the start of measurement."""
+        self._need_open()
+        now_m, now_utc = time.monotonic(), dt.datetime.now(dt.timezone.utc)
+        self._t0 = origin_monotonic_s
+        self.manifest["started_utc"] = utc_now_iso(now_utc + dt.timedelta(seconds=origin_monotonic_s - now_m))
 
     def event(self, name: str, detail: str = "") -> None:
         """Record an event now: UTC time and time_s (seconds since open, monotonic clock)."""

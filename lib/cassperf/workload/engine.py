@@ -53,8 +53,9 @@ import multiprocessing as mp
 import os
 import queue as queue_mod
 import signal
+import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -324,8 +325,20 @@ def _progress_bar(spec: WorkloadSpec, enabled: bool) -> Any:
 def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = None,
                  labels: Mapping[str, Any] | None = None, run_id: str | None = None,
                  processes: int | None = None, backend: str = "auto", progress: bool = True,
-                 schema: bool = True, warmup_s: float = 2.0, rng_seed: int = 0) -> Run:
+                 schema: bool = True, warmup_s: float = 2.0, rng_seed: int = 0,
+                 sampler: Mapping[str, Any] | None = None,
+                 during: Callable[[RunWriter], Any] | None = None) -> Run:
     """Run ``spec`` against ``cluster`` (a ClusterHandle) and return the stored Run.
+
+    sampler: ClusterSampler keyword arguments (``tables``, ``interval_s``, ``jmx``, ``host``...)
+    to record what the cluster did into this run, from the workers' start (a baseline during
+    warm-up) to the end of the load. during: called in a thread with the run's writer when
+    measurement starts, while the load goes on: the garbagecollect experiment's
+    ``lambda run: (time.sleep(120), run.phase(...))``; use ``with run.phase(name):`` to mark its
+    window. The engine waits for it after the load; if it raised, the run is stored and
+    complete, its phase event notes the failure, and EngineError is raised naming the run.
+    Every time_s of the run (intervals, histograms, events) counts from the start of
+    measurement (``started_utc``); warm-up events are negative.
 
     root: runs folder (default cassperf.config.runs_dir()); processes: worker processes
     (default one per core, see default_processes); backend: "auto" (acsylla, else driver),
@@ -355,6 +368,8 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
     manifest.update({"histogram_unit": "ns", "hdr_log": f"raw/{HDR_LOG}", "engine": engine_info,
                      "interval_s": spec.interval_s})
     writer = RunWriter(manifest, root=root).open()
+    cluster_sampler = None
+    action = _During(during, writer) if during is not None else None
     ctx = mp.get_context("spawn")
     reports: Any = ctx.Queue()
     go, stop = ctx.Event(), ctx.Event()
@@ -376,13 +391,25 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
         epoch0 = time.time() + (t0 - time.monotonic_ns()) / NS_PER_S
         t0_value.value = t0
         writer.manifest["t0_epoch_s"] = epoch0
+        writer.set_clock(t0 / NS_PER_S)       # time_s of events and intervals: since t0
+        if sampler is not None:
+            from cassperf.sampler import ClusterSampler  # noqa: PLC0415 - only when asked for
+
+            cluster_sampler = ClusterSampler(cluster, writer=writer, **dict(sampler)).start()
         bar = _progress_bar(spec, progress)
         collector = _Collector(writer, spec, nproc, t0, epoch0, bar)
         go.set()
         if warm:
             writer.event("warmup:start", f"{warm:g} s of unrecorded load")
+        if action is not None:
+            action.start_at(t0)
         interrupted = _collect(reports, procs, collector, writer, stop, t0)
         writer.event("load:end", "interrupted" if interrupted else "")
+        if action is not None:
+            action.join()
+        if cluster_sampler is not None:
+            cluster_sampler.stop()
+            cluster_sampler = None
         writer.append_summary(collector.summary())
         _finish_manifest(writer, collector)
         if interrupted:
@@ -396,10 +423,45 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
         if bar is not None:
             bar.close()
         _reap(procs)
+        if cluster_sampler is not None:
+            cluster_sampler.stop()
         writer.close(error=error)
     if interrupted:
         raise KeyboardInterrupt
+    if action is not None and action.error is not None:
+        raise EngineError(f"the during action failed: {type(action.error).__name__}: {action.error} "
+                          f"(the run is stored, complete, at {writer.path})") from action.error
     return load_run(writer.path)
+
+
+class _During:
+    """run_workload's ``during`` callable, in a thread started when measurement starts."""
+
+    def __init__(self, fn: Callable[[RunWriter], Any], writer: RunWriter) -> None:
+        self.fn, self.writer = fn, writer
+        self.error: BaseException | None = None
+        self.thread: threading.Thread | None = None
+
+    def start_at(self, t0_ns: int) -> None:
+        def body() -> None:
+            delay = (t0_ns - time.monotonic_ns()) / NS_PER_S
+            if delay > 0:
+                time.sleep(delay)
+            try:
+                self.fn(self.writer)
+            except BaseException as exc:  # noqa: BLE001 - raised by run_workload once the run is stored
+                self.error = exc
+                try:
+                    self.writer.warn(f"the during action failed: {type(exc).__name__}: {exc}")
+                except CassperfError:        # the run was already closed (the load failed first)
+                    pass
+
+        self.thread = threading.Thread(target=body, name="cassperf-during", daemon=True)
+        self.thread.start()
+
+    def join(self) -> None:
+        if self.thread is not None:
+            self.thread.join()
 
 
 def _await_ready(reports: Any, procs: list[Any], writer: RunWriter) -> None:
