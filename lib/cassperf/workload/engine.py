@@ -407,9 +407,6 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
         writer.event("load:end", "interrupted" if interrupted else "")
         if action is not None:
             action.join()
-        if cluster_sampler is not None:
-            cluster_sampler.stop()
-            cluster_sampler = None
         writer.append_summary(collector.summary())
         _finish_manifest(writer, collector)
         if interrupted:
@@ -423,7 +420,7 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
         if bar is not None:
             bar.close()
         _reap(procs)
-        if cluster_sampler is not None:
+        if cluster_sampler is not None:      # its last sample follows the load's end
             cluster_sampler.stop()
         writer.close(error=error)
     if interrupted:
