@@ -13,7 +13,10 @@ LOCAL_ONE, RF 1, one node at 127.0.11.1 started here and destroyed at the end):
    included) during the measured phase divided by ops; the engine's parent process (schema,
    merging, writing) is reported separately for the whole run, start-up included; the bare
    acsylla loop paced the same way (sleep until each op's intended start, on uvloop) is the floor, and
-   latte at the same rate (``-r``, its own scheduler) the reference;
+   latte at the same rate (``-r``, its own scheduler) the reference. Beside each figure: the
+   event loop's share (the rest is the driver's I/O threads) and the client's voluntary context
+   switches per op ("sleeps/op": a thread going to sleep to be woken again). Below saturation the
+   CPU per op follows the sleeps, not the work: bench/wakeup_cost.py measures what one costs;
 3. memory (optional, ``--memory-duration``): the default backend at a fixed 5,000 ops/s; the
    workers' RSS at the start of the load and at its end, and per interval.
 
@@ -72,6 +75,11 @@ def _cpu_self() -> float:
     return r.ru_utime + r.ru_stime
 
 
+def _switches_self() -> int:
+    """Voluntary context switches of this process (every thread): its wake-ups."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_nvcsw
+
+
 def _rss_mb() -> float:
     with open("/proc/self/statm", encoding="ascii") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
@@ -97,6 +105,8 @@ def child_engine(cfg: dict[str, Any]) -> dict[str, Any]:
     return {"ops": int(s["count"]), "ops_s": float(s["rate_ops_s"]), "errors": int(s["errors"]),
             "p99_ms": float(s["latency_p99_ms"]), "service_p99_ms": float(s["latency_service_p99_ms"]),
             "worker_cpu_us_per_op": eng["client_cpu_us_per_op"], "parent_cpu_s": parent_cpu,
+            "loop_cpu_us_per_op": eng["client_cpu_event_loop_us_per_op"],
+            "switches_per_op": eng["client_voluntary_switches_per_op"],
             "parent_cpu_us_per_op": parent_cpu / max(1, int(s["count"])) * 1e6,
             "processes": eng["processes"], "backend_version": eng["backend_version"],
             "rss_start_mb": sum(eng["worker_rss_start_bytes"]) / 2**20, "rss_end_mb": sum(eng["worker_rss_bytes"]) / 2**20,
@@ -141,11 +151,13 @@ def child_bare_acsylla(cfg: dict[str, Any]) -> dict[str, Any]:
 
         await asyncio.gather(*[worker(i) for i in range(cfg["concurrency"])])   # warm-up
         state.update(end=time.monotonic() + cfg["duration"], count=True, next=time.monotonic_ns())
-        cpu0, t0 = _cpu_self(), time.monotonic()
+        cpu0, t0, loop0, sw0 = _cpu_self(), time.monotonic(), time.thread_time(), _switches_self()
         await asyncio.gather(*[worker(i) for i in range(cfg["concurrency"])])
         wall, cpu = time.monotonic() - t0, _cpu_self() - cpu0
+        loop_cpu, switches = time.thread_time() - loop0, _switches_self() - sw0
         await session.close()
         return {"ops": state["n"], "ops_s": state["n"] / wall, "worker_cpu_us_per_op": cpu / state["n"] * 1e6,
+                "loop_cpu_us_per_op": loop_cpu / state["n"] * 1e6, "switches_per_op": switches / state["n"],
                 "processes": 1, "backend_version": f"acsylla {acsylla.version.__version__}"}
 
     try:                      # the engine's workers run on uvloop; so does the floor
@@ -175,7 +187,9 @@ def run_latte(latte: Path, cfg: dict[str, Any], work: Path) -> dict[str, Any]:
         return {"error": f"latte exit {proc.returncode}: {text.strip().splitlines()[-3:] if text.strip() else ''}"}
     ops_s = float(m.group(1))
     cpu = usage.ru_utime + usage.ru_stime
-    return {"ops_s": ops_s, "worker_cpu_us_per_op": cpu / (ops_s * cfg["duration"]) * 1e6, "processes": 1,
+    ops = ops_s * cfg["duration"]
+    return {"ops_s": ops_s, "worker_cpu_us_per_op": cpu / ops * 1e6, "switches_per_op": usage.ru_nvcsw / ops,
+            "processes": 1,
             "backend_version": version or "latte", "load_avg_1m": [round(load0, 2), round(os.getloadavg()[0], 2)]}
 
 
@@ -202,10 +216,14 @@ def _line(name: str, r: dict[str, Any]) -> str:
         return f"  {name:<28} FAILED: {r['error']}"
     parent = f"  parent {r['parent_cpu_us_per_op']:5.1f} us/op" if "parent_cpu_us_per_op" in r else ""
     p99 = f"  p99 {r['p99_ms']:7.2f} ms" if "p99_ms" in r else ""
+    split = ""                 # the event loop's share (the rest is the driver's I/O threads)
+    if r.get("loop_cpu_us_per_op") is not None:
+        split = f" (loop {r['loop_cpu_us_per_op']:5.1f})"
+    wakes = f"  {r['switches_per_op']:4.2f} sleeps/op" if r.get("switches_per_op") is not None else ""
     rss = f"  RSS {r['rss_start_mb']:.0f}->{r['rss_end_mb']:.0f} MiB" if "rss_start_mb" in r else ""
     if "parent_rss_mb" in r:
         rss += f" (parent {r['parent_rss_mb'][0]:.0f}->{r['parent_rss_mb'][1]:.0f})"
-    return (f"  {name:<28} {r['ops_s']:9,.0f} ops/s  workers {r['worker_cpu_us_per_op']:6.1f} us/op{parent}"
+    return (f"  {name:<28} {r['ops_s']:9,.0f} ops/s  workers {r['worker_cpu_us_per_op']:6.1f} us/op{split}{wakes}{parent}"
             f"{p99}  P={r['processes']}{rss}  load {r['load_avg_1m'][0]:.1f}->{r['load_avg_1m'][1]:.1f}"
             f"  [{r['backend_version']}]")
 

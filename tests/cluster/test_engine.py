@@ -185,6 +185,14 @@ def test_fixed_rate_run_records_its_rate_per_interval_with_an_hdr_log(node, tmp_
     assert all(abs(c - 200 * (i + 1)) <= 100 for i, c in enumerate(cumulative)), cumulative
     assert (full["latency_p99_ms"] >= full["latency_service_p99_ms"]).all()
 
+    # client CPU, split between the event loop and the driver's threads, and the wake-ups behind
+    # it: at 200 ops/s (5 ms apart, ~1 ms each) every op puts the loop and the I/O thread to sleep
+    eng = run.manifest["engine"]
+    assert 0 < eng["client_cpu_event_loop_us_per_op"] < eng["client_cpu_us_per_op"]
+    assert eng["client_cpu_event_loop_us_per_op"] + eng["client_cpu_driver_threads_us_per_op"] == \
+        pytest.approx(eng["client_cpu_us_per_op"])
+    assert eng["client_voluntary_switches_per_op"] >= 1.0, eng
+
     # the HDR interval log holds the same histograms, readable by the project's own parser
     log = read_hdr_log(Path(tmp_path, run.run_id, "raw", "engine.hdr"))
     hist = log.runs[0].histograms

@@ -533,10 +533,25 @@ def _collect(reports: Any, procs: list[Any], col: _Collector, writer: RunWriter,
 def _finish_manifest(writer: RunWriter, col: _Collector) -> None:
     stats = col.stats
     cpu = sum(s.get("cpu_s", 0.0) for s in stats.values())
+    main = sum(s.get("main_thread_cpu_s", 0.0) for s in stats.values())
+    switches = sum(s.get("voluntary_switches", 0) for s in stats.values())
     ops = sum(col.counts.values()) + sum(sum(e.values()) for e in col.errors.values())
+
+    def per_op(x: float, scale: float = 1e6) -> float | None:
+        return x / ops * scale if ops else None
+
     writer.manifest["engine"] = {**writer.manifest.get("engine", {}),
                                  "client_cpu_s": cpu,
-                                 "client_cpu_us_per_op": cpu / ops * 1e6 if ops else None,
+                                 "client_cpu_us_per_op": per_op(cpu),
+                                 # where it went: the workers' event-loop threads (pacing, recording,
+                                 # completions) and the rest (the driver's I/O threads)
+                                 "client_cpu_event_loop_us_per_op": per_op(main),
+                                 "client_cpu_driver_threads_us_per_op": per_op(cpu - main),
+                                 # threads put to sleep and woken again, per op: on these VMs a
+                                 # wake-up costs tens of us of CPU (bench/wakeup_cost.py)
+                                 "client_voluntary_switches_per_op": per_op(switches, 1.0),
+                                 "client_involuntary_switches": sum(s.get("involuntary_switches", 0)
+                                                                    for s in stats.values()),
                                  "worker_rss_start_bytes": [s.get("rss_start_bytes") for _, s in sorted(stats.items())],
                                  "worker_rss_bytes": [s.get("rss_bytes") for _, s in sorted(stats.items())],
                                  "abandoned_ops": sum(s.get("abandoned", 0) for s in stats.values()),

@@ -294,7 +294,7 @@ class Worker:
         now = time.monotonic_ns()
         if now < t0:
             await asyncio.sleep((t0 - now) / NS_PER_S)
-        cpu0, rss0 = _cpu_s(), _rss_bytes()
+        use0, rss0 = _usage(), _rss_bytes()
         closed = [0]
         ticker = asyncio.ensure_future(self._ticker(measured, t0, step, closed))
         abandoned = 0
@@ -304,18 +304,24 @@ class Worker:
         finish = time.monotonic_ns()
         k = closed[0]
         self.send(self._interval_message(measured, k, t0 + k * step, max(finish, t0 + k * step + 1)))
-        cpu = _cpu_s() - cpu0
+        use = [b - a for a, b in zip(use0, _usage(), strict=True)]
         if warm_task is not None:
             await warm_task
         watcher.cancel()
         await self.backend.close()
-        self.send(("done", plan.index, k, {"cpu_s": cpu, "abandoned": abandoned, "stopped": self.stopping,
+        self.send(("done", plan.index, k, {"cpu_s": use[0], "main_thread_cpu_s": use[1],
+                                           "voluntary_switches": use[2], "involuntary_switches": use[3],
+                                           "abandoned": abandoned, "stopped": self.stopping,
                                            "rss_start_bytes": rss0, "rss_bytes": _rss_bytes()}))
 
 
-def _cpu_s() -> float:
+def _usage() -> tuple[float, float, int, int]:
+    """This process's CPU seconds (every thread: the event loop's and the driver's I/O threads),
+    the calling (event loop) thread's CPU seconds, and the process's voluntary and involuntary
+    context switches. A voluntary switch is a thread going to sleep to be woken again; below
+    saturation a paced client's CPU per op follows its wake-ups, not its work (bench/wakeup_cost.py)."""
     r = resource.getrusage(resource.RUSAGE_SELF)
-    return r.ru_utime + r.ru_stime
+    return r.ru_utime + r.ru_stime, time.thread_time(), r.ru_nvcsw, r.ru_nivcsw
 
 
 def _rss_bytes() -> int:
