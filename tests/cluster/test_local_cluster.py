@@ -130,11 +130,11 @@ def test_a_node_that_dies_during_start_raises_with_its_last_log_lines(make_clust
 
 def test_cli_start_status_stop(tmp_path):
     env = {**os.environ, "CASSPERF_HOME": str(tmp_path)}
-    args = ["--name", "clitest", "--topology", "dc1:1", "--first-address", "127.0.5.1", "--heap-mb", "512"]
+    args = ["--name", "clitest"]       # start says how; status, stop and destroy find it by name
     run = lambda *a: subprocess.run([sys.executable, "-m", "cassperf.cli", "cluster", *a, *args], env=env,  # noqa: E731
                                     capture_output=True, text=True, timeout=300)
     try:
-        started = run("start")
+        started = run("start", "--topology", "dc1:1", "--first-address", "127.0.5.1", "--heap-mb", "512")
         assert started.returncode == 0, started.stderr
         assert "cluster clitest (dc1:1) CQL-ready in" in started.stdout
         up = run("status")

@@ -3,14 +3,32 @@
 from __future__ import annotations
 
 import argparse
+import json
 import time
 
+from cassperf import config
 from cassperf.cluster.local import DEFAULT_VERSION, LocalCluster
+
+#: what a cluster is made with when neither the command line nor its cluster.json says otherwise
+DEFAULTS = {"topology": "dc1:1", "version": DEFAULT_VERSION, "heap_mb": 1024, "first_address": "127.0.0.1"}
 
 
 def _cluster(args: argparse.Namespace) -> LocalCluster:
-    return LocalCluster(args.name, args.topology, version=args.version, heap_mb=args.heap_mb,
-                        first_address=args.first_address)
+    """The cluster the command names: options given on the command line, else what the cluster
+    was started with (its cluster.json), else DEFAULTS. `status --name big` must find the nodes
+    of a dc1:3 cluster on 127.0.5.1 without repeating how it was started (it used to look for one
+    node on 127.0.0.1, and `stop` / `destroy` then left nodes 2 and 3 running)."""
+    stored: dict = {}
+    state = config.clusters_dir() / args.name / "cluster.json"
+    if state.exists():
+        try:
+            stored = json.loads(state.read_text())
+        except (OSError, ValueError):
+            stored = {}
+    chosen = {k: getattr(args, k) if getattr(args, k) is not None else stored.get(k, default)
+              for k, default in DEFAULTS.items()}
+    return LocalCluster(args.name, chosen["topology"], version=chosen["version"], heap_mb=chosen["heap_mb"],
+                        first_address=chosen["first_address"])
 
 
 def _start(args: argparse.Namespace) -> int:
@@ -45,11 +63,12 @@ def _fetch(args: argparse.Namespace) -> int:
     from cassperf.cluster.jars import resolve_cassandra, resolve_jolokia
     from cassperf.cluster.java import check_java_for, java_info
 
-    check_java_for(args.version, java_info())
+    version = args.version or DEFAULT_VERSION
+    check_java_for(version, java_info())
     t0 = time.monotonic()
-    jars = resolve_cassandra(args.version)
+    jars = resolve_cassandra(version)
     agent = resolve_jolokia()
-    print(f"Cassandra {args.version}: {len(jars.jars)} jars in {jars.lib_dir}; Jolokia agent {agent} "
+    print(f"Cassandra {version}: {len(jars.jars)} jars in {jars.lib_dir}; Jolokia agent {agent} "
           f"({time.monotonic() - t0:.1f} s)")
     return 0
 
@@ -64,9 +83,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                                  ("fetch", _fetch, "check Java, resolve the jars into the cache")]:
         p = actions.add_parser(name, help=helptext)
         p.add_argument("--name", default="cassperf", help="cluster name (default: cassperf)")
-        p.add_argument("--topology", default="dc1:1", help="e.g. dc1:3 or dc1:3,dc2:3 (default: dc1:1)")
-        p.add_argument("--version", default=DEFAULT_VERSION, help=f"Cassandra version (default: {DEFAULT_VERSION})")
-        p.add_argument("--heap-mb", type=int, default=1024, help="heap per node in MB (default: 1024)")
-        p.add_argument("--first-address", default="127.0.0.1", help="address of node1 (default: 127.0.0.1)")
+        kept = "as started, else " if name != "fetch" else ""
+        p.add_argument("--topology", help=f"e.g. dc1:3 or dc1:3,dc2:3 (default: {kept}dc1:1)")
+        p.add_argument("--version", help=f"Cassandra version (default: {kept}{DEFAULT_VERSION})")
+        p.add_argument("--heap-mb", type=int, help=f"heap per node in MB (default: {kept}1024)")
+        p.add_argument("--first-address", help=f"address of node1 (default: {kept}127.0.0.1)")
         p.add_argument("--timeout", type=float, default=60.0, help="seconds before SIGKILL on stop (default: 60)")
         p.set_defaults(func=func)
