@@ -6,9 +6,12 @@
 What it measures (820-byte rows: 5 columns x 164 bytes, cassandra-stress's standard1 table,
 LOCAL_ONE, RF 1, one node at 127.0.11.1 started here and destroyed at the end):
 
-1. throughput: the engine at an unlimited rate (HDR recording, intervals and the run folder all
-   on) for each backend, plus a bare acsylla loop (no engine: one process, prepared insert,
-   ``concurrency`` coroutines, no recording) as the floor of what Python can drive here;
+1. throughput, writes and then reads: the engine at an unlimited rate (HDR recording, intervals
+   and the run folder all on) for each backend, plus a bare acsylla loop (no engine: one process,
+   prepared statement, ``concurrency`` coroutines, no recording) as the floor of what Python can
+   drive here. Reads are point SELECTs by key, uniform over 100,000 rows that each tool loaded
+   first in its own key bytes (the engine cassandra-stress's, latte its ``latte::blob``), so every
+   read finds its row; a line says "NO ROW" when some did not;
 2. client CPU at a fixed 5,000 ops/s: the workers' CPU time (user + system, C++ driver threads
    included) during the measured phase divided by ops; the engine's parent process (schema,
    merging, writing) is reported separately for the whole run, start-up included; the bare
@@ -64,8 +67,21 @@ pub async fn run(db, i) {
     db.execute_prepared("w", [latte::blob(i % 1000000, 10), v.clone(), v.clone(), v.clone(), v.clone(), v]).await?
 }
 """
+LATTE_READ_WORKLOAD = """
+pub async fn prepare(db) {
+    db.prepare("r", `SELECT * FROM KS.standard1 WHERE key = :key`).await?;
+}
+
+pub async fn run(db, i) {
+    db.execute_prepared("r", [latte::blob(latte::hash_range(i, READ_KEYS), 10)]).await?
+}
+"""
+#: rows each tool loads, in its own key bytes, before the read measurements; every read then finds a row
+READ_KEYS = 100_000
 #       Throughput    [op/s]      14613 ± 6687     (latte 0.29's report line)
 _LATTE_THROUGHPUT = re.compile(r"^\s*Throughput\s+\[op/s\]\s+([0-9.]+)", re.M)
+#           └─       [row/req]        1.0
+_LATTE_ROWS_PER_REQ = re.compile(r"^\s*└─\s+\[row/req\]\s+([0-9.]+)", re.M)
 
 
 # ---- children ---------------------------------------------------------------------------------
@@ -90,8 +106,16 @@ def child_engine(cfg: dict[str, Any]) -> dict[str, Any]:
     from cassperf.workload import WorkloadSpec
     from cassperf.workload.engine import run_workload
 
-    spec = WorkloadSpec(op="write", duration=cfg["duration"], rate=cfg["rate"], concurrency=cfg["concurrency"],
-                        column_count=COLUMNS, column_size=COLUMN_SIZE, keyspace=KEYSPACE, warmup=True)
+    op = cfg.get("op", "write")
+    shape = {"concurrency": cfg["concurrency"], "column_count": COLUMNS, "column_size": COLUMN_SIZE,
+             "keyspace": KEYSPACE}
+    if op == "load":          # the engine's key bytes for 1..READ_KEYS (cassandra-stress's)
+        spec = WorkloadSpec(op="write", n=READ_KEYS, population=f"seq=1..{READ_KEYS}", warmup=False, **shape)
+    elif op == "read":
+        spec = WorkloadSpec(op="read", duration=cfg["duration"], rate=cfg["rate"],
+                            population=f"uniform(1..{READ_KEYS})", warmup=True, **shape)
+    else:
+        spec = WorkloadSpec(op="write", duration=cfg["duration"], rate=cfg["rate"], warmup=True, **shape)
     cluster = RemoteCluster([ADDRESS], local_dc="dc1")
     cpu0, rss0 = _cpu_self(), _rss_mb()
     run = run_workload(spec, cluster, root=Path(cfg["runs"]), backend=cfg["backend"], processes=cfg.get("processes"),
@@ -109,6 +133,7 @@ def child_engine(cfg: dict[str, Any]) -> dict[str, Any]:
             "switches_per_op": eng["client_voluntary_switches_per_op"],
             "parent_cpu_us_per_op": parent_cpu / max(1, int(s["count"])) * 1e6,
             "processes": eng["processes"], "backend_version": eng["backend_version"],
+            "reads_without_row": eng.get("reads_without_row", 0),
             "rss_start_mb": sum(eng["worker_rss_start_bytes"]) / 2**20, "rss_end_mb": sum(eng["worker_rss_bytes"]) / 2**20,
             "parent_rss_mb": [round(rss0, 1), round(_rss_mb(), 1)],
             "rss_by_interval_mb": [round(float(x), 1) for x in full["client_rss_mb"].tolist()],
@@ -128,9 +153,20 @@ def child_bare_acsylla(cfg: dict[str, Any]) -> dict[str, Any]:
                                          coalesce_delay_us=COALESCE_DELAY_US)
         session = await cluster.create_session()
         cols = ", ".join(f'"C{i}"' for i in range(COLUMNS))
-        prepared = await session.create_prepared(
+        op = cfg.get("op", "write")
+        insert = await session.create_prepared(
             f"INSERT INTO {KEYSPACE}.standard1 (key, {cols}) VALUES (?{', ?' * COLUMNS})")
+        select = await session.create_prepared(f"SELECT * FROM {KEYSPACE}.standard1 WHERE key = ?")
         values = [np.random.default_rng(i).bytes(COLUMN_SIZE) for i in range(COLUMNS)]
+        if op == "load":      # keys 0..READ_KEYS-1 as 10-byte big-endian integers
+            for start in range(0, READ_KEYS, cfg["concurrency"]):
+                await asyncio.gather(*[session.execute(insert.bind([k.to_bytes(10, "big"), *values]))
+                                       for k in range(start, min(READ_KEYS, start + cfg["concurrency"]))])
+            await session.close()
+            return {"ops": READ_KEYS}
+        rng = np.random.default_rng(7)
+        read_keys = [int(k).to_bytes(10, "big") for k in rng.integers(0, READ_KEYS, 1 << 16)]
+        found = {"rows": 0}
         rate = cfg["rate"]
         step_ns = 0 if rate == "unlimited" else int(1e9 / int(rate.split("=")[1].rstrip("/s")))
         state = {"n": 0, "end": time.monotonic() + 3.0, "count": False, "next": time.monotonic_ns()}
@@ -145,7 +181,12 @@ def child_bare_acsylla(cfg: dict[str, Any]) -> dict[str, Any]:
                     delay = intended - time.monotonic_ns()
                     if delay > 0:
                         await asyncio.sleep(delay / 1e9)
-                await session.execute(prepared.bind([(k % 1_000_000).to_bytes(10, "big"), *values]))
+                if op == "read":
+                    result = await session.execute(select.bind([read_keys[k & 0xFFFF]]))
+                    if state["count"]:
+                        found["rows"] += result.count()
+                else:
+                    await session.execute(insert.bind([(k % 1_000_000).to_bytes(10, "big"), *values]))
                 if state["count"]:
                     state["n"] += 1
 
@@ -158,6 +199,7 @@ def child_bare_acsylla(cfg: dict[str, Any]) -> dict[str, Any]:
         await session.close()
         return {"ops": state["n"], "ops_s": state["n"] / wall, "worker_cpu_us_per_op": cpu / state["n"] * 1e6,
                 "loop_cpu_us_per_op": loop_cpu / state["n"] * 1e6, "switches_per_op": switches / state["n"],
+                "reads_without_row": state["n"] - found["rows"] if op == "read" else 0,
                 "processes": 1, "backend_version": f"acsylla {acsylla.version.__version__}"}
 
     try:                      # the engine's workers run on uvloop; so does the floor
@@ -168,12 +210,15 @@ def child_bare_acsylla(cfg: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_latte(latte: Path, cfg: dict[str, Any], work: Path) -> dict[str, Any]:
-    script = work / "latte-write.rn"
-    script.write_text(LATTE_WORKLOAD.replace("KS", KEYSPACE).replace("SIZE", str(COLUMN_SIZE)))
+    op = cfg.get("op", "write")
+    script = work / f"latte-{op}.rn"
+    text = LATTE_READ_WORKLOAD if op == "read" else LATTE_WORKLOAD      # load: the write, keys 0..READ_KEYS-1
+    script.write_text(text.replace("KS", KEYSPACE).replace("SIZE", str(COLUMN_SIZE))
+                      .replace("READ_KEYS", str(READ_KEYS)))
     version = subprocess.run([str(latte), "--version"], capture_output=True, text=True).stdout.strip()
     load0 = os.getloadavg()[0]
-    cmd = [str(latte), "run", str(script), "-d", f"{cfg['duration']}s", "-t", "2", "-p", str(cfg["concurrency"]),
-           ADDRESS]
+    length = str(READ_KEYS) if op == "load" else f"{cfg['duration']}s"     # a count: cycles 0..READ_KEYS-1
+    cmd = [str(latte), "run", str(script), "-d", length, "-t", "2", "-p", str(cfg["concurrency"]), ADDRESS]
     if cfg["rate"] != "unlimited":     # fixed=5000/s -> latte's -r 5000 (its own fixed-rate scheduler)
         cmd[-1:-1] = ["-r", cfg["rate"].split("=")[1].rstrip("/s")]
     out_path = work / "latte.out"
@@ -186,9 +231,13 @@ def run_latte(latte: Path, cfg: dict[str, Any], work: Path) -> dict[str, Any]:
     if proc.returncode != 0 or not m:
         return {"error": f"latte exit {proc.returncode}: {text.strip().splitlines()[-3:] if text.strip() else ''}"}
     ops_s = float(m.group(1))
+    if op == "load":
+        return {"ops": READ_KEYS}
     cpu = usage.ru_utime + usage.ru_stime
     ops = ops_s * cfg["duration"]
+    rows = _LATTE_ROWS_PER_REQ.search(text)
     return {"ops_s": ops_s, "worker_cpu_us_per_op": cpu / ops * 1e6, "switches_per_op": usage.ru_nvcsw / ops,
+            "reads_without_row": round(ops * (1 - float(rows.group(1)))) if op == "read" and rows else 0,
             "processes": 1,
             "backend_version": version or "latte", "load_avg_1m": [round(load0, 2), round(os.getloadavg()[0], 2)]}
 
@@ -211,6 +260,28 @@ def run_child(kind: str, cfg: dict[str, Any], pythonpath: str | None) -> dict[st
     return result
 
 
+def _process_cpu_s(pid: int | None) -> float:
+    """CPU seconds (user + system, every thread) of a process, from /proc/<pid>/stat."""
+    if pid is None:
+        return 0.0
+    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _settle(cluster: Any, limit_s: float = 300.0) -> float:
+    """nodetool flush, then wait (at most limit_s) until compactionstats shows 0 pending tasks."""
+    t = time.monotonic()
+    cluster.nodetool(1, "flush", KEYSPACE)
+    while time.monotonic() - t < limit_s:
+        stats = cluster.nodetool(1, "compactionstats")
+        m = re.search(r"pending tasks:?\s+(\d+)", stats)     # 5.0: "pending tasks  0", 4.x "pending tasks: 0"
+        if m and int(m.group(1)) == 0:
+            break
+        time.sleep(2)
+    return time.monotonic() - t
+
+
 def _line(name: str, r: dict[str, Any]) -> str:
     if "error" in r:
         return f"  {name:<28} FAILED: {r['error']}"
@@ -220,6 +291,11 @@ def _line(name: str, r: dict[str, Any]) -> str:
     if r.get("loop_cpu_us_per_op") is not None:
         split = f" (loop {r['loop_cpu_us_per_op']:5.1f})"
     wakes = f"  {r['switches_per_op']:4.2f} sleeps/op" if r.get("switches_per_op") is not None else ""
+    if r.get("node_cores") is not None:   # the client's cores in its measured window, the node's over the child's life
+        client = r["worker_cpu_us_per_op"] * r["ops_s"] / 1e6
+        wakes += f"  cores: client {client:.2f} node {r['node_cores']:.2f}"
+    if r.get("reads_without_row"):
+        wakes += f"  NO ROW for {r['reads_without_row']:,} reads"
     rss = f"  RSS {r['rss_start_mb']:.0f}->{r['rss_end_mb']:.0f} MiB" if "rss_start_mb" in r else ""
     if "parent_rss_mb" in r:
         rss += f" (parent {r['parent_rss_mb'][0]:.0f}->{r['parent_rss_mb'][1]:.0f})"
@@ -237,6 +313,10 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=256, help="requests in flight (default 256)")
     ap.add_argument("--fixed-rate", default="5000",
                     help="ops/s of the CPU measurement; a comma list (2000,5000,10000) measures each (default 5000)")
+    ap.add_argument("--read-warmup", type=int, default=150,
+                    help="seconds of uncounted reads before the read measurements (default 150)")
+    ap.add_argument("--processes", type=int, default=None, help="engine worker processes (default: the engine's choice)")
+    ap.add_argument("--ops", default="write,read", help="ops of the throughput measurement (default write,read)")
     ap.add_argument("--memory-duration", type=int, default=0, help="seconds of the memory run (0: skip)")
     ap.add_argument("--scylla-site", type=Path, default=DEFAULT_SCYLLA_SITE,
                     help="site-packages holding scylla-driver (skipped when absent)")
@@ -275,32 +355,57 @@ def main() -> None:
         cluster.close()
         runs = work / "runs"
 
-        def measure(name: str, rate: str, duration: int) -> dict[str, Any]:
-            cfg = {"duration": duration, "rate": rate, "concurrency": args.concurrency, "runs": str(runs)}
+        node_pid = cluster.node(1).pid()
+
+        def measure(name: str, rate: str, duration: int, op: str = "write") -> dict[str, Any]:
+            cfg = {"duration": duration, "rate": rate, "concurrency": args.concurrency, "runs": str(runs), "op": op,
+                   "processes": args.processes}
+            cpu0, t0 = _process_cpu_s(node_pid), time.monotonic()
             if name == "bare-acsylla":
-                return run_child("bare-acsylla", cfg, None)
-            if name == "latte":
-                return run_latte(latte, cfg, work)
-            backend = "driver" if name in ("driver", "scylla-driver") else name
-            site = str(args.scylla_site) if name == "scylla-driver" else None
-            return run_child("engine", {**cfg, "backend": backend}, site)
+                r = run_child("bare-acsylla", cfg, None)
+            elif name == "latte":
+                r = run_latte(latte, cfg, work)
+            else:
+                backend = "driver" if name in ("driver", "scylla-driver") else name
+                site = str(args.scylla_site) if name == "scylla-driver" else None
+                r = run_child("engine", {**cfg, "backend": backend}, site)
+            # the node's CPU over the client's whole life (start-up and warm-up included), in cores
+            r["node_cores"] = (_process_cpu_s(node_pid) - cpu0) / (time.monotonic() - t0)
+            return r
 
         results: dict[str, list[dict[str, Any]]] = {}
         if args.warmup:     # a fresh JVM (JIT, first flushes and compactions) would slow whoever runs first
             r = measure(wanted[0], "unlimited", args.warmup)
             print(f"warm-up (not counted): {wanted[0]} unlimited for {args.warmup} s, {r.get('ops_s', 0):,.0f} ops/s")
+        # every tool reads keys it wrote itself (latte's key bytes are its own): load them once
+        loaders = {"latte" if n == "latte" else "bare-acsylla" if n == "bare-acsylla" else "acsylla"
+                   for n in wanted}
+        for name in sorted(loaders) if "read" in args.ops.split(",") else []:
+            r = measure(name, "unlimited", 0, op="load")
+            print(f"loaded {READ_KEYS:,} rows for the reads with {name}" + (f": FAILED {r['error']}" if "error" in r else ""))
+        if "read" in args.ops.split(","):
+            # reads right after a load run beside its flushes and compactions: whoever read first
+            # measured 0.5x of the next round (2026-11-22). Flush, then wait for compactions to end.
+            print(f"flushed, compactions settled in {_settle(cluster):.0f} s")
+            if args.read_warmup:
+                # the node's read path warms for minutes (JIT, caches): after a 40 s warm-up the
+                # same client still read 23k, 30k, 37k, 38k ops/s in four rounds, and whoever read
+                # first lost (2026-11-22); after 150 s it stayed within 45-48k
+                r = measure(wanted[0], "unlimited", args.read_warmup, op="read")
+                print(f"warm-up (not counted): {wanted[0]} reads for {args.read_warmup} s, {r.get('ops_s', 0):,.0f} ops/s")
         for rnd in range(args.rounds):
             order = wanted if rnd % 2 == 0 else wanted[::-1]    # alternate who goes first
-            print(f"\nround {rnd + 1}: unlimited rate, concurrency {args.concurrency}, {args.duration} s each")
-            for name in order:
-                r = measure(name, "unlimited", args.duration)
-                results.setdefault(f"{name} unlimited", []).append(r)
-                print(_line(name, r), flush=True)
-            for rate in rates:
+            for op in args.ops.split(","):
+                print(f"\nround {rnd + 1}: {op} at an unlimited rate, concurrency {args.concurrency}, {args.duration} s each")
+                for name in order:
+                    r = measure(name, "unlimited", args.duration, op=op)
+                    results.setdefault(f"{name} {op} unlimited", []).append(r)
+                    print(_line(name, r), flush=True)
+            for rate in rates if args.fixed_rate else []:
                 print(f"round {rnd + 1}: fixed={rate}/s, {args.duration} s each")
                 for name in order:
                     r = measure(name, f"fixed={rate}/s", args.duration)
-                    results.setdefault(f"{name} fixed={rate}/s", []).append(r)
+                    results.setdefault(f"{name} write fixed={rate}/s", []).append(r)
                     print(_line(name, r), flush=True)
         if args.memory_duration:
             print(f"\nmemory: acsylla engine, fixed={rates[0]}/s for {args.memory_duration} s")
