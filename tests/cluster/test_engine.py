@@ -192,6 +192,8 @@ def test_fixed_rate_run_records_its_rate_per_interval_with_an_hdr_log(node, tmp_
     assert eng["client_cpu_event_loop_us_per_op"] + eng["client_cpu_driver_threads_us_per_op"] == \
         pytest.approx(eng["client_cpu_us_per_op"])
     assert eng["client_voluntary_switches_per_op"] >= 1.0, eng
+    assert eng["target_rate_ops_s"] == 200 and 190 <= eng["achieved_rate_ops_s"] <= 205, eng
+    assert not [w for w in run.warnings if "asked" in w], run.warnings
 
     # the HDR interval log holds the same histograms, readable by the project's own parser
     log = read_hdr_log(Path(tmp_path, run.run_id, "raw", "engine.hdr"))
@@ -201,6 +203,21 @@ def test_fixed_rate_run_records_its_rate_per_interval_with_an_hdr_log(node, tmp_
     derived = log.runs[0].intervals
     assert derived[derived["tag"] == "WRITE-rt"]["count"].sum() == total
     assert list(run.histograms["tag"]).count("WRITE-rt") == len(iv)
+
+
+def test_a_fixed_rate_the_run_cannot_keep_is_called_short(node, tmp_path):
+    # one request in flight at ~1 ms each cannot make 5,000 ops/s
+    run = run_workload(spec(op="write", duration=3, rate="fixed=5000/s", keyspace="short", concurrency=1), node,
+                       root=tmp_path, progress=False)
+    eng = run.manifest["engine"]
+    assert eng["target_rate_ops_s"] == 5000 and eng["achieved_rate_ops_s"] < 0.95 * 5000, eng
+    short = [w for w in run.warnings if w.startswith("fixed=5000/s asked, ")]
+    assert len(short) == 1, run.warnings
+    assert f"{eng['achieved_rate_ops_s']:,.0f} ops/s achieved" in short[0]
+    assert "did not keep up" in short[0] and "response times include the wait behind the schedule" in short[0]
+    # and its response times show that wait: the last ops were due seconds before they were sent
+    s = run.summary.iloc[0]
+    assert s["latency_p99_ms"] > 10 * s["latency_service_p99_ms"], s
 
 
 def test_paused_node_shows_in_response_time_not_hidden_by_coordinated_omission(node, tmp_path):

@@ -557,12 +557,38 @@ def _finish_manifest(writer: RunWriter, col: _Collector) -> None:
                                  "abandoned_ops": sum(s.get("abandoned", 0) for s in stats.values()),
                                  "clamped_samples": col.clamped,
                                  "reads_without_row": col.empty.get("read", 0)}
+    _check_rate_kept(writer, col.spec.rate, ops, col.last_end_s)
     found_none, reads = col.empty.get("read", 0), col.counts.get("read", 0)
     if found_none:
         why = ("deleted keys, or keys never written" if col.spec.ratio is not None and col.spec.ratio.delete
                else "keys never written: does the population cover only keys that were loaded?")
         writer.warn(f"{found_none:,} of {reads:,} reads ({found_none / reads:.1%}) found no row ({why}); "
                     f"row_rate_s counts the rows found, rate_ops_s every read")
+
+
+#: a fixed or throttled run is called short of its rate when it did under this share of it ...
+KEPT_RATE_SHARE = 0.95
+#: ... and is behind by more than this many seconds' worth of ops (a short run's drain is not a shortfall)
+KEPT_RATE_SLACK_S = 0.5
+
+
+def _check_rate_kept(writer: RunWriter, rate: Any, ops: int, elapsed_s: float) -> None:
+    """Record the asked and achieved rate of a fixed or throttled run, and warn when it fell short:
+    a fixed=50000/s run on a node that does 20,000 would otherwise look like a chosen rate in a
+    report (its response times do show the queue behind the schedule, its throughput does not say so)."""
+    if rate.kind == "unlimited" or not rate.ops_per_s or elapsed_s <= 0:
+        return
+    target, achieved = float(rate.ops_per_s), ops / elapsed_s
+    writer.manifest["engine"].update(target_rate_ops_s=target, achieved_rate_ops_s=achieved)
+    behind = target * elapsed_s - ops
+    if achieved >= KEPT_RATE_SHARE * target or behind <= target * KEPT_RATE_SLACK_S:
+        return
+    why = ("response times include the wait behind the schedule (coordinated omission corrected); "
+           "service times do not" if rate.kind == "fixed" else
+           "throttle is a ceiling: the sender restarted its schedule instead of catching up")
+    writer.warn(f"{rate.kind}={rate.ops_per_s}/s asked, {achieved:,.0f} ops/s achieved ({achieved / target:.0%}) "
+                f"over {elapsed_s:.1f} s: the cluster or this client did not keep up "
+                f"(more concurrency, more client cores, or a lower rate); {why}")
 
 
 def _reap(procs: list[Any], timeout_s: float = 10.0) -> None:
