@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import re
 import shlex
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 
 from cassperf.errors import ConfigError
 from cassperf.workload.spec import (
@@ -322,6 +322,20 @@ def parse_count_option(tok: str, kw: dict[str, object]) -> bool:
     return True
 
 
+def command_options(params: list[str], kw: dict[str, object], what: str) -> Iterator[tuple[str, str]]:
+    """(key, token) of each option of a command (``what``: write, read, mixed, user) that is not
+    one of the count options (those go onto ``kw``, see parse_count_option); an option given
+    twice is refused."""
+    seen: set[str] = set()
+    for tok in params:
+        key = option_key(tok)
+        if key in seen:
+            raise ConfigError(f"{what} option {key} is given twice")
+        seen.add(key)
+        if not parse_count_option(tok, kw):
+            yield key, tok
+
+
 def _parse_command(op_token: str, params: list[str], kw: dict[str, object]) -> None:
     op = op_token.lower()
     op = "write" if op == "insert" else op
@@ -329,15 +343,8 @@ def _parse_command(op_token: str, params: list[str], kw: dict[str, object]) -> N
         raise ConfigError(f"operation {op_token!r} is not one of write, read, mixed "
                           f"(cassandra-stress user / counter commands are not modelled by WorkloadSpec)")
     kw["op"] = op
-    seen: set[str] = set()
     known = "no-warmup, n=, duration=, cl=" + (", ratio(...)" if op == "mixed" else "")
-    for tok in params:
-        key = option_key(tok)
-        if key in seen:
-            raise ConfigError(f"{op} option {key} is given twice")
-        seen.add(key)
-        if parse_count_option(tok, kw):
-            continue
+    for key, tok in command_options(params, kw, op):
         if key == "ratio" and op == "mixed":
             weights: dict[str, int] = {}
             for name, weight in parse_multi(tok, "ratio"):

@@ -83,13 +83,12 @@ from cassperf.workload.spec import (
 )
 from cassperf.workload.stress_cmdline import (
     client_args,
+    command_options,
     command_tokens,
     count_args,
     display_command,
     has_delete,
-    option_key,
     parse_client_groups,
-    parse_count_option,
     parse_multi,
     parse_pop_group,
     parse_rate_group,
@@ -492,16 +491,9 @@ def parse_user_command(command: str | Sequence[str], profile_text: str | None = 
             raise ConfigError(f"{group} is not modelled in user mode: the profile's table_definition and "
                               f"columnspec give the schema and the columns")
     kw: dict[str, object] = {}
-    seen: set[str] = set()
     profile: str | None = None
     weights: dict[str, int] | None = None
-    for tok in params:
-        key = option_key(tok)
-        if key in seen:
-            raise ConfigError(f"user option {key} is given twice")
-        seen.add(key)
-        if parse_count_option(tok, kw):
-            continue
+    for key, tok in command_options(params, kw, "user"):
         if key == "profile" and "=" in tok:
             profile = tok.split("=", 1)[1]
         elif key == "ops":
