@@ -2,7 +2,18 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+
+from cassperf.errors import ParseError
+from cassperf.parsers.base import ParseResult
+
+#: generated inputs per fuzz test (CI and a quick local run may lower it)
+FUZZ_EXAMPLES = int(os.environ.get("CASSPERF_FUZZ_EXAMPLES", "150"))
 
 
 def edit_lines(draw: st.DrawFn, lines: list[str]) -> list[str]:
@@ -63,3 +74,28 @@ def mutate_lines(lines: list[str], ops: list[tuple[int, int, str]], truncate_mod
         else:
             out.insert(i, junk)
     return "\n".join(out)
+
+
+def fuzz_parser(parse: Callable[[str, str], ParseResult], texts: st.SearchStrategy[str], path: str,
+                check: Callable[[ParseResult], None] | None = None) -> int:
+    """Parse FUZZ_EXAMPLES texts drawn from ``texts`` as ``parse(text, path)``: each must give a
+    ParseResult (then ``check(result)``, the caller's own checks) or a ParseError naming ``path``,
+    never another exception. Returns how many inputs were tried."""
+    tried = [0]
+
+    @settings(max_examples=FUZZ_EXAMPLES, deadline=None,
+              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+    @given(texts)
+    def run(text: Any) -> None:
+        tried[0] += 1
+        try:
+            result = parse(text, path)
+        except ParseError as err:
+            assert err.path == path
+            return
+        assert isinstance(result, ParseResult)
+        if check is not None:
+            check(result)
+
+    run()
+    return tried[0]

@@ -11,12 +11,9 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 from pathlib import Path
 
-import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cassperf.config import fixtures_dir
@@ -27,6 +24,7 @@ from cassperf.parsers.cassandra_stress import parse_stress_log, sniff
 from cassperf.parsers.cassandra_stress_settings import command_from_echo, rate_and_latency_type
 from cassperf.parsers.cassandra_stress_summary import number
 from cassperf.results.model import INTERVAL_COLUMNS, SUMMARY_COLUMNS
+from tests.fuzzing import FUZZ_EXAMPLES, fuzz_parser
 
 BLOG21 = "cs_2.1-era_write_n10000_blog_FRAGMENT_thelastpickle2015.txt"
 K8S = "cs_3.11.5_write+mixed_results_x6_FRAGMENT_akirillov-cassandra-on-k8s.txt"
@@ -619,32 +617,19 @@ def mutated(draw: st.DrawFn, texts: list[str]) -> str:
     return "\n".join(lines)
 
 
-FUZZ_TRIED: list[int] = []
-
-
 def test_fuzz_mutated_fixtures_give_a_result_or_a_parse_error() -> None:
     ru = cs_text(RU).split("\n")
     # small texts, one run each (building a Run costs more than parsing these): the 4 threads step and
     # the auto-rate table of the Russian-locale run, the start of the 4.1 run, two fragments, MIXED
     texts = [cs_text(BLOG21), cs_text(PKB), cs_text(V41)[:6000], "\n".join(ru[:155] + ru[301:316]), MIXED]
 
-    @settings(max_examples=int(os.environ.get("CASSPERF_FUZZ_EXAMPLES", "150")), deadline=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(mutated(texts))
-    def run(text: str) -> None:
-        FUZZ_TRIED.append(1)
-        try:
-            result = parse_stress_log(text, "fuzz.log")
-        except ParseError as err:
-            assert err.path == "fuzz.log"
-            return
-        assert isinstance(result, ParseResult)
+    def check(result: ParseResult) -> None:
         assert result.runs or not result.complete
         for r in result.runs:
             assert list(r.intervals.columns[:len(INTERVAL_COLUMNS)]) == list(INTERVAL_COLUMNS)
             assert r.manifest["latency_type"] in ("service", "response", "unknown")
             assert not r.intervals["count"].isna().any()
 
-    run()
-    print(f"cassandra-stress fuzz inputs tried: {len(FUZZ_TRIED)}")
-    assert len(FUZZ_TRIED) >= min(10, int(os.environ.get("CASSPERF_FUZZ_EXAMPLES", "150")))
+    tried = fuzz_parser(parse_stress_log, mutated(texts), "fuzz.log", check)
+    print(f"cassandra-stress fuzz inputs tried: {tried}")
+    assert tried >= min(10, FUZZ_EXAMPLES)

@@ -15,20 +15,17 @@ from __future__ import annotations
 
 import functools
 import math
-import os
 import re
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
 
-from cassperf.errors import ParseError
 from cassperf.parsers import detect
 from cassperf.parsers.base import ParseResult
 from cassperf.parsers.cassandra_stress import JMX_FAILED_MESSAGE, parse_stress_log
 from cassperf.results.model import INTERVAL_COLUMNS
-from tests.fuzzing import mutated
+from tests.fuzzing import FUZZ_EXAMPLES, fuzz_parser, mutated
 
 HERE = Path(__file__).resolve().parent.parent / "fixtures" / "cassandra-stress-5.0"
 STDOUT = ["write.stdout.txt", "mixed.stdout.txt", "user-load.stdout.txt", "user-mix.stdout.txt"]
@@ -284,30 +281,17 @@ def test_the_new_captures_are_detected_as_cassandra_stress() -> None:
 
 # ---- fuzz ---------------------------------------------------------------------------------------
 
-FUZZ_TRIED: list[int] = []
-
-
 def test_fuzz_mutated_5_0_captures_give_a_result_or_a_parse_error() -> None:
     texts = [text_of(n) for n in ("user-load.stdout.txt", "runner-write.txt")]
     lines = text_of("runner-user-mix.txt").split("\n")
     texts.append("\n".join(lines[:200]) + "\n")          # the profile dump, the JMX messages, rows (cut)
 
-    @settings(max_examples=int(os.environ.get("CASSPERF_FUZZ_EXAMPLES", "150")), deadline=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(mutated(texts))
-    def run(text: str) -> None:
-        FUZZ_TRIED.append(1)
-        try:
-            result = parse_stress_log(text, "fuzz.log")
-        except ParseError as err:
-            assert err.path == "fuzz.log"
-            return
-        assert isinstance(result, ParseResult)
+    def check(result: ParseResult) -> None:
         for r in result.runs:
             assert list(r.intervals.columns[:len(INTERVAL_COLUMNS)]) == list(INTERVAL_COLUMNS)
             if r.manifest["gc_collected"] is False:
                 assert r.intervals["gc_count"].isna().all()
 
-    run()
-    print(f"cassandra-stress 5.0 fuzz inputs tried: {len(FUZZ_TRIED)}")
-    assert len(FUZZ_TRIED) >= min(10, int(os.environ.get("CASSPERF_FUZZ_EXAMPLES", "150")))
+    tried = fuzz_parser(parse_stress_log, mutated(texts), "fuzz.log", check)
+    print(f"cassandra-stress 5.0 fuzz inputs tried: {tried}")
+    assert tried >= min(10, FUZZ_EXAMPLES)

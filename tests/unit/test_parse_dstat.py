@@ -7,14 +7,11 @@ sidecar states (runs, groups, time columns, sample counts).
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from tests.fuzzing import mutated
-from hypothesis import strategies as st
+from tests.fuzzing import fuzz_parser, mutated
 
 from cassperf.config import fixtures_dir
 from cassperf.errors import ConfigError, ParseError
@@ -328,43 +325,21 @@ def _head(name: str, n: int = 16) -> str:
 def test_fuzz_mutated_csv_fixtures_give_a_result_or_a_parse_error() -> None:
     appended = text_of(APPENDED).splitlines(keepends=True)
     texts = [_head(n) for n in CSV_FIXTURES] + ["".join(appended[28:48])]   # across the run boundary
-    tried: list[int] = []
 
-    @settings(max_examples=int(os.environ.get("CASSPERF_FUZZ_EXAMPLES", "150")), deadline=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(mutated(texts))
-    def run(text: str) -> None:
-        tried.append(1)
-        try:
-            result = parse_dstat_csv(text, "fuzz.csv")
-        except ParseError as err:
-            assert err.path == "fuzz.csv"
-            return
-        assert isinstance(result, ParseResult)
+    def check(result: ParseResult) -> None:
         assert list(result.tables["samples"].columns) == list(SAMPLE_COLUMNS)
 
-    run()
-    print(f"dstat csv fuzz: {len(tried)} inputs tried")
+    tried = fuzz_parser(parse_dstat_csv, mutated(texts), "fuzz.csv", check)
+    print(f"dstat csv fuzz: {tried} inputs tried")
     assert tried
 
 
 def test_fuzz_mutated_console_fixture_gives_a_result_or_a_parse_error() -> None:
     texts = [text_of(CONSOLE)]
-    tried: list[int] = []
 
-    @settings(max_examples=int(os.environ.get("CASSPERF_FUZZ_EXAMPLES", "150")), deadline=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(mutated(texts))
-    def run(text: str) -> None:
-        tried.append(1)
-        try:
-            result = parse_dstat_console(text, "fuzz.txt")
-        except ParseError as err:
-            assert err.path == "fuzz.txt"
-            return
-        assert isinstance(result, ParseResult)
+    def check(result: ParseResult) -> None:
         assert list(result.tables["samples"].columns) == list(SAMPLE_COLUMNS)
 
-    run()
-    print(f"dstat console fuzz: {len(tried)} inputs tried")
+    tried = fuzz_parser(parse_dstat_console, mutated(texts), "fuzz.txt", check)
+    print(f"dstat console fuzz: {tried} inputs tried")
     assert tried

@@ -7,14 +7,11 @@ the line and column where the JSON stops), keeping only members that decoded who
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from tests.fuzzing import mutated
-from hypothesis import strategies as st
+from tests.fuzzing import fuzz_parser, mutated
 
 from cassperf.config import fixtures_dir
 from cassperf.errors import ParseError
@@ -239,22 +236,11 @@ def test_sniff_claims_both_iperf3_fixtures_and_nothing_else() -> None:
 
 def test_fuzz_mutated_fixtures_give_a_result_or_a_parse_error() -> None:
     texts = [text_of(COMPLETE), text_of(TRUNCATED)]
-    tried: list[int] = []
 
-    @settings(max_examples=int(os.environ.get("CASSPERF_FUZZ_EXAMPLES", "150")), deadline=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(mutated(texts))
-    def run(text: str) -> None:
-        tried.append(1)
-        try:
-            result = parse_iperf3(text, "fuzz.json")
-        except ParseError as err:
-            assert err.path == "fuzz.json"
-            return
-        assert isinstance(result, ParseResult)
+    def check(result: ParseResult) -> None:
         assert list(result.tables["summary"].columns) == list(SUMMARY_COLUMNS)
         assert result.complete or result.warnings                # incomplete is never silent
 
-    run()
-    print(f"iperf3 fuzz: {len(tried)} inputs tried")
+    tried = fuzz_parser(parse_iperf3, mutated(texts), "fuzz.json", check)
+    print(f"iperf3 fuzz: {tried} inputs tried")
     assert tried

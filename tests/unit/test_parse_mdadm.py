@@ -3,14 +3,11 @@ figures each states are in the <file>.source.txt sidecars)."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from tests.fuzzing import mutated
-from hypothesis import strategies as st
+from tests.fuzzing import fuzz_parser, mutated
 
 from cassperf.config import fixtures_dir
 from cassperf.errors import ParseError
@@ -191,21 +188,10 @@ def test_sniff_claims_the_mdadm_samples_and_no_shared_fixture() -> None:
 
 def test_fuzz_mutated_samples_give_a_result_or_a_parse_error() -> None:
     texts = [text_of(name) for name in sorted(EXPECTED)]
-    tried: list[int] = []
 
-    @settings(max_examples=int(os.environ.get("CASSPERF_FUZZ_EXAMPLES", "150")), deadline=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(mutated(texts))
-    def run(text: str) -> None:
-        tried.append(1)
-        try:
-            result = parse_mdadm_detail(text, "fuzz.txt")
-        except ParseError as err:
-            assert err.path == "fuzz.txt"
-            return
-        assert isinstance(result, ParseResult)
+    def check(result: ParseResult) -> None:
         assert list(result.tables["devices"].columns) == list(DEVICE_COLUMNS)
 
-    run()
-    print(f"mdadm fuzz: {len(tried)} inputs tried")
+    tried = fuzz_parser(parse_mdadm_detail, mutated(texts), "fuzz.txt", check)
+    print(f"mdadm fuzz: {tried} inputs tried")
     assert tried

@@ -6,14 +6,11 @@ Expected figures are the ones each fixture's sidecar quotes from ping's own summ
 from __future__ import annotations
 
 import math
-import os
 from pathlib import Path
 
 import pandas as pd
 import pytest
-from hypothesis import HealthCheck, given, settings
-from tests.fuzzing import mutated
-from hypothesis import strategies as st
+from tests.fuzzing import fuzz_parser, mutated
 
 from cassperf.config import fixtures_dir
 from cassperf.errors import ParseError
@@ -271,21 +268,10 @@ def test_sniff_claims_every_ping_fixture_and_nothing_else() -> None:
 
 def test_fuzz_mutated_fixtures_give_a_result_or_a_parse_error() -> None:
     texts = [read_text(network(name)) for name in sorted(SUMMARIES)]
-    tried: list[int] = []
 
-    @settings(max_examples=int(os.environ.get("CASSPERF_FUZZ_EXAMPLES", "150")), deadline=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(mutated(texts))
-    def run(text: str) -> None:
-        tried.append(1)
-        try:
-            result = parse_ping(text, "fuzz.out")
-        except ParseError as err:
-            assert err.path == "fuzz.out"
-            return
-        assert isinstance(result, ParseResult)
+    def check(result: ParseResult) -> None:
         assert list(result.tables["summary"].columns) == list(SUMMARY_COLUMNS)
 
-    run()
-    print(f"ping fuzz: {len(tried)} inputs tried")
+    tried = fuzz_parser(parse_ping, mutated(texts), "fuzz.out", check)
+    print(f"ping fuzz: {tried} inputs tried")
     assert tried

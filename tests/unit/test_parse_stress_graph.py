@@ -12,13 +12,11 @@ from __future__ import annotations
 import functools
 import json
 import math
-import os
 import re
 from pathlib import Path
 
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from cassperf.config import fixtures_dir
@@ -27,6 +25,7 @@ from cassperf.parsers import detect, read_text
 from cassperf.parsers.base import ParseResult
 from cassperf.parsers.stress_graph import infer_ops, parse_stress_graph, sniff
 from cassperf.results.model import INTERVAL_COLUMNS, SUMMARY_COLUMNS
+from tests.fuzzing import FUZZ_EXAMPLES, fuzz_parser
 
 GRAPH = "cs_graph_3x_user_multiop_Summit-2016_tlp.html"
 OPS = ["events", "insert", "latest_event"]
@@ -230,9 +229,6 @@ def test_empty_entries_and_damaged_rows_are_skipped_with_warnings() -> None:
     assert len(result.runs[0].intervals) == 40
 
 
-GRAPH_FUZZ_TRIED: list[int] = []
-
-
 def test_fuzz_mutated_graph_files_give_a_result_or_a_parse_error() -> None:
     base = as_html(small(entries=2, rows=12))
 
@@ -256,23 +252,13 @@ def test_fuzz_mutated_graph_files_give_a_result_or_a_parse_error() -> None:
                 text = text[:j] + text[i:j] + text[j:]
         return text
 
-    @settings(max_examples=int(os.environ.get("CASSPERF_FUZZ_EXAMPLES", "150")), deadline=None,
-              suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
-    @given(mutated())
-    def run(text: str) -> None:
-        GRAPH_FUZZ_TRIED.append(1)
-        try:
-            result = parse_stress_graph(text, "fuzz.html")
-        except ParseError as err:
-            assert err.path == "fuzz.html"
-            return
-        assert isinstance(result, ParseResult)
+    def check(result: ParseResult) -> None:
         for r in result.runs:
             assert list(r.intervals.columns[:len(INTERVAL_COLUMNS)]) == list(INTERVAL_COLUMNS)
 
-    run()
-    print(f"stress-graph fuzz inputs tried: {len(GRAPH_FUZZ_TRIED)}")
-    assert len(GRAPH_FUZZ_TRIED) >= min(10, int(os.environ.get("CASSPERF_FUZZ_EXAMPLES", "150")))
+    tried = fuzz_parser(parse_stress_graph, mutated(), "fuzz.html", check)
+    print(f"stress-graph fuzz inputs tried: {tried}")
+    assert tried >= min(10, FUZZ_EXAMPLES)
 
 
 def test_the_fixture_is_not_taken_for_stress_stdout(tmp_path: Path) -> None:
