@@ -261,22 +261,24 @@ def run_child(kind: str, cfg: dict[str, Any], pythonpath: str | None) -> dict[st
 
 
 def _process_cpu_s(pid: int | None) -> float:
-    """CPU seconds (user + system, every thread) of a process, from /proc/<pid>/stat."""
+    """CPU seconds (user + system, every thread) of a process."""
     if pid is None:
         return 0.0
-    with open(f"/proc/{pid}/stat", encoding="ascii") as f:
-        fields = f.read().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    import psutil   # the sampler's dependency
+
+    t = psutil.Process(pid).cpu_times()
+    return t.user + t.system
 
 
 def _settle(cluster: Any, limit_s: float = 300.0) -> float:
     """nodetool flush, then wait (at most limit_s) until compactionstats shows 0 pending tasks."""
     t = time.monotonic()
     cluster.nodetool(1, "flush", KEYSPACE)
+    from cassperf.parsers.nodetool.compactionstats import parse as parse_compactionstats
+
     while time.monotonic() - t < limit_s:
-        stats = cluster.nodetool(1, "compactionstats")
-        m = re.search(r"pending tasks:?\s+(\d+)", stats)     # 5.0: "pending tasks  0", 4.x "pending tasks: 0"
-        if m and int(m.group(1)) == 0:
+        stats = parse_compactionstats(cluster.nodetool(1, "compactionstats"), "nodetool compactionstats")
+        if stats.tables["summary"]["pending_tasks"].iloc[0] == 0:
             break
         time.sleep(2)
     return time.monotonic() - t
