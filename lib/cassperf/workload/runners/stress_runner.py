@@ -230,10 +230,11 @@ def run_cassandra_stress(spec: WorkloadSpec, writer: Any, *, cluster: Any = None
             writer.manifest.update(tool_auth="credentials-file" if credentials_file else "mode-options",
                                    tool_auth_from_env=[creds.username_env, creds.password_env])
         if use_profile:
-            writer.add_raw(PROFILE_NAME, profile_yaml(spec))
+            profile_text = profile_yaml(spec)
+            writer.add_raw(PROFILE_NAME, profile_text)
             writer.manifest["stress_profile"] = f"raw/{PROFILE_NAME}"
             if cwd != raw_dir:
-                (cwd / PROFILE_NAME).write_text(profile_yaml(spec), encoding="utf-8")
+                (cwd / PROFILE_NAME).write_text(profile_text, encoding="utf-8")
         shown_argv = redactor.argv(argv) if redactor else list(argv)
         if "-credentials-file" in shown_argv:       # a private temporary path, gone after the run
             shown_argv[shown_argv.index("-credentials-file") + 1] = REDACTED
