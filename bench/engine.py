@@ -11,7 +11,9 @@ LOCAL_ONE, RF 1, one node at 127.0.11.1 started here and destroyed at the end):
    prepared statement, ``concurrency`` coroutines, no recording) as the floor of what Python can
    drive here. Reads are point SELECTs by key, uniform over 100,000 rows that each tool loaded
    first in its own key bytes (the engine cassandra-stress's, latte its ``latte::blob``), so every
-   read finds its row; a line says "NO ROW" when some did not;
+   read finds its row; a line says "NO ROW" when some did not. The reads come after every write
+   round, on a table emptied and then holding only those rows, compacted into one SSTable and
+   read for ``--read-warmup`` seconds first; the engine / latte ratio is printed per round;
 2. client CPU at a fixed 5,000 ops/s: the workers' CPU time (user + system, C++ driver threads
    included) during the measured phase divided by ops; the engine's parent process (schema,
    merging, writing) is reported separately for the whole run, start-up included; the bare
@@ -164,8 +166,9 @@ def child_bare_acsylla(cfg: dict[str, Any]) -> dict[str, Any]:
                                        for k in range(start, min(READ_KEYS, start + cfg["concurrency"]))])
             await session.close()
             return {"ops": READ_KEYS}
-        rng = np.random.default_rng(7)
-        read_keys = [int(k).to_bytes(10, "big") for k in rng.integers(0, READ_KEYS, 1 << 16)]
+        # every one of the READ_KEYS rows, in a shuffled order, cycled (as the engine and latte read
+        # them all: an earlier 65,536-draw subset read fewer distinct rows than they did)
+        read_keys = [int(k).to_bytes(10, "big") for k in np.random.default_rng(7).permutation(READ_KEYS)]
         found = {"rows": 0}
         rate = cfg["rate"]
         step_ns = 0 if rate == "unlimited" else int(1e9 / int(rate.split("=")[1].rstrip("/s")))
@@ -182,7 +185,7 @@ def child_bare_acsylla(cfg: dict[str, Any]) -> dict[str, Any]:
                     if delay > 0:
                         await asyncio.sleep(delay / 1e9)
                 if op == "read":
-                    result = await session.execute(select.bind([read_keys[k & 0xFFFF]]))
+                    result = await session.execute(select.bind([read_keys[k % READ_KEYS]]))
                     if state["count"]:
                         found["rows"] += result.count()
                 else:
@@ -270,10 +273,13 @@ def _process_cpu_s(pid: int | None) -> float:
     return t.user + t.system
 
 
-def _settle(cluster: Any, limit_s: float = 300.0) -> float:
-    """nodetool flush, then wait (at most limit_s) until compactionstats shows 0 pending tasks."""
+def _settle(cluster: Any, limit_s: float = 300.0, compact: bool = False) -> float:
+    """nodetool flush (and with compact, a major compaction), then wait (at most limit_s) until
+    compactionstats shows 0 pending tasks."""
     t = time.monotonic()
     cluster.nodetool(1, "flush", KEYSPACE)
+    if compact:
+        cluster.nodetool(1, "compact", KEYSPACE)
     from cassperf.parsers.nodetool.compactionstats import parse as parse_compactionstats
 
     while time.monotonic() - t < limit_s:
@@ -379,35 +385,48 @@ def main() -> None:
         if args.warmup:     # a fresh JVM (JIT, first flushes and compactions) would slow whoever runs first
             r = measure(wanted[0], "unlimited", args.warmup)
             print(f"warm-up (not counted): {wanted[0]} unlimited for {args.warmup} s, {r.get('ops_s', 0):,.0f} ops/s")
-        # every tool reads keys it wrote itself (latte's key bytes are its own): load them once
-        loaders = {"latte" if n == "latte" else "bare-acsylla" if n == "bare-acsylla" else "acsylla"
-                   for n in wanted}
-        for name in sorted(loaders) if "read" in args.ops.split(",") else []:
-            r = measure(name, "unlimited", 0, op="load")
-            print(f"loaded {READ_KEYS:,} rows for the reads with {name}" + (f": FAILED {r['error']}" if "error" in r else ""))
-        if "read" in args.ops.split(","):
-            # reads right after a load run beside its flushes and compactions: whoever read first
-            # measured 0.5x of the next round (2026-11-22). Flush, then wait for compactions to end.
-            print(f"flushed, compactions settled in {_settle(cluster):.0f} s")
-            if args.read_warmup:
-                # the node's read path warms for minutes (JIT, caches): after a 40 s warm-up the
-                # same client still read 23k, 30k, 37k, 38k ops/s in four rounds, and whoever read
-                # first lost (2026-11-22); after 150 s it stayed within 45-48k
-                r = measure(wanted[0], "unlimited", args.read_warmup, op="read")
-                print(f"warm-up (not counted): {wanted[0]} reads for {args.read_warmup} s, {r.get('ops_s', 0):,.0f} ops/s")
-        for rnd in range(args.rounds):
+        ops = args.ops.split(",")
+        for rnd in range(args.rounds):       # writes first: the reads below get a table of their own
             order = wanted if rnd % 2 == 0 else wanted[::-1]    # alternate who goes first
-            for op in args.ops.split(","):
-                print(f"\nround {rnd + 1}: {op} at an unlimited rate, concurrency {args.concurrency}, {args.duration} s each")
+            if "write" in ops:
+                print(f"\nround {rnd + 1}: write at an unlimited rate, concurrency {args.concurrency}, {args.duration} s each")
                 for name in order:
-                    r = measure(name, "unlimited", args.duration, op=op)
-                    results.setdefault(f"{name} {op} unlimited", []).append(r)
+                    r = measure(name, "unlimited", args.duration, op="write")
+                    results.setdefault(f"{name} write unlimited", []).append(r)
                     print(_line(name, r), flush=True)
             for rate in rates if args.fixed_rate else []:
                 print(f"round {rnd + 1}: fixed={rate}/s, {args.duration} s each")
                 for name in order:
                     r = measure(name, f"fixed={rate}/s", args.duration)
                     results.setdefault(f"{name} write fixed={rate}/s", []).append(r)
+                    print(_line(name, r), flush=True)
+        if "read" in ops:
+            # Reads interleaved with the write rounds measured the write rounds' flushes and
+            # compactions, and whoever read first after them lost (2026-11-22: the same engine
+            # read 17k and then 31k ops/s). So the table is emptied, every tool loads its own
+            # 100,000 rows (in its own key bytes: latte's are its own), a major compaction puts
+            # them in one SSTable, and the node reads for a while before anything is counted.
+            s = cluster.session()
+            s.execute(f"TRUNCATE {KEYSPACE}.standard1", timeout=120)
+            cluster.close()
+            loaders = {"latte" if n == "latte" else "bare-acsylla" if n == "bare-acsylla" else "acsylla"
+                       for n in wanted}
+            for name in sorted(loaders):
+                r = measure(name, "unlimited", 0, op="load")
+                print(f"loaded {READ_KEYS:,} rows for the reads with {name}" + (f": FAILED {r['error']}" if "error" in r else ""))
+            print(f"flushed and compacted into one SSTable in {_settle(cluster, compact=True):.0f} s")
+            if args.read_warmup:
+                # the node's read path warms for minutes (JIT, caches): after a 40 s warm-up the
+                # same client still read 23k, 30k, 37k, 38k ops/s in four rounds, and whoever read
+                # first lost (2026-11-22); after 150 s it stayed within 45-48k
+                r = measure(wanted[0], "unlimited", args.read_warmup, op="read")
+                print(f"warm-up (not counted): {wanted[0]} reads for {args.read_warmup} s, {r.get('ops_s', 0):,.0f} ops/s")
+            for rnd in range(args.rounds):
+                order = wanted if rnd % 2 == 0 else wanted[::-1]
+                print(f"\nround {rnd + 1}: read at an unlimited rate, concurrency {args.concurrency}, {args.duration} s each")
+                for name in order:
+                    r = measure(name, "unlimited", args.duration, op="read")
+                    results.setdefault(f"{name} read unlimited", []).append(r)
                     print(_line(name, r), flush=True)
         if args.memory_duration:
             print(f"\nmemory: acsylla engine, fixed={rates[0]}/s for {args.memory_duration} s")
@@ -419,6 +438,12 @@ def main() -> None:
                     marks = [rss[min(len(rss) - 1, int(f * (len(rss) - 1)))] for f in (0, 0.25, 0.5, 0.75, 1.0)]
                     print(f"  {who} RSS at 0/25/50/75/100% of the run: {marks} MiB (max {max(rss)})")
             results["memory"] = [r]
+        for op in ops:       # the issue's target: engine / latte >= 1.2 in throughput
+            ours, theirs = results.get(f"acsylla {op} unlimited", []), results.get(f"latte {op} unlimited", [])
+            ratios = [a["ops_s"] / b["ops_s"] for a, b in zip(ours, theirs) if "error" not in a and "error" not in b]
+            if ratios:
+                print(f"\n{op}: engine (acsylla) / latte by round: {', '.join(f'{x:.2f}' for x in ratios)}"
+                      f" (mean {sum(ratios) / len(ratios):.2f}, lowest {min(ratios):.2f})")
         print("\nbest of rounds (ops/s, workers us/op):")
         for key, rs in results.items():
             ok = [r for r in rs if "error" not in r]
