@@ -312,6 +312,33 @@ def _line(name: str, r: dict[str, Any]) -> str:
             f"  [{r['backend_version']}]")
 
 
+#: the load issue's speed targets: throughput >= 1.2 x latte's; client CPU <= 25 us/op at 5,000 ops/s
+TARGET_RATIO, TARGET_CPU_US, TARGET_RATE = 1.2, 25.0, 5000
+
+
+def _print_targets(results: dict[str, list[dict[str, Any]]], ops: list[str], rates: list[int]) -> None:
+    """Each speed target beside what this run measured, round by round: met, or not."""
+    def ok(key: str) -> list[dict[str, Any]]:
+        return [r for r in results.get(key, []) if "error" not in r]
+
+    for op in ops:
+        ours, theirs = results.get(f"acsylla {op} unlimited", []), results.get(f"latte {op} unlimited", [])
+        ratios = [a["ops_s"] / b["ops_s"] for a, b in zip(ours, theirs) if "error" not in a and "error" not in b]
+        if ratios:
+            verdict = "met in every round" if min(ratios) >= TARGET_RATIO else "NOT met in every round"
+            print(f"\n{op}: engine (acsylla) / latte by round: {', '.join(f'{x:.2f}' for x in ratios)}"
+                  f" (mean {sum(ratios) / len(ratios):.2f}, lowest {min(ratios):.2f}); target >= {TARGET_RATIO}: {verdict}")
+    if TARGET_RATE in rates:
+        key = f"write fixed={TARGET_RATE}/s"
+        ours, theirs = ok(f"acsylla {key}"), ok(f"latte {key}")
+        if ours:
+            cpu = [r["worker_cpu_us_per_op"] + r.get("parent_cpu_us_per_op", 0.0) for r in ours]
+            verdict = "met" if max(cpu) <= TARGET_CPU_US else "NOT met"
+            ref = "; latte " + ", ".join(f"{r['worker_cpu_us_per_op']:.1f}" for r in theirs) if theirs else ""
+            print(f"client CPU at {TARGET_RATE:,} ops/s, engine workers + parent by round: "
+                  f"{', '.join(f'{c:.1f}' for c in cpu)} us/op{ref}; target <= {TARGET_CPU_US:.0f}: {verdict}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
@@ -438,12 +465,7 @@ def main() -> None:
                     marks = [rss[min(len(rss) - 1, int(f * (len(rss) - 1)))] for f in (0, 0.25, 0.5, 0.75, 1.0)]
                     print(f"  {who} RSS at 0/25/50/75/100% of the run: {marks} MiB (max {max(rss)})")
             results["memory"] = [r]
-        for op in ops:       # the issue's target: engine / latte >= 1.2 in throughput
-            ours, theirs = results.get(f"acsylla {op} unlimited", []), results.get(f"latte {op} unlimited", [])
-            ratios = [a["ops_s"] / b["ops_s"] for a, b in zip(ours, theirs) if "error" not in a and "error" not in b]
-            if ratios:
-                print(f"\n{op}: engine (acsylla) / latte by round: {', '.join(f'{x:.2f}' for x in ratios)}"
-                      f" (mean {sum(ratios) / len(ratios):.2f}, lowest {min(ratios):.2f})")
+        _print_targets(results, ops, rates if args.fixed_rate else [])
         print("\nbest of rounds (ops/s, workers us/op):")
         for key, rs in results.items():
             ok = [r for r in rs if "error" not in r]
