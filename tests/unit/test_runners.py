@@ -21,7 +21,7 @@ from cassperf.workload.runners import (
     ToolNotFoundError, latte_commands, locate_cassandra_stress, locate_latte, run_cassandra_stress, run_latte,
     stress_argv,
 )
-from cassperf.workload.runners.latte_runner import WORKLOAD, LatteProgress, rune_string
+from cassperf.workload.runners.latte_runner import WORKLOAD, LatteProgress, reads_without_row, rune_string
 from cassperf.workload.runners.streaming import Anchor, Progress, store_result, stream_process
 from cassperf.workload.runners.stress_runner import stress_progress_row
 
@@ -246,6 +246,19 @@ def test_rune_string_literals_escape_quotes_backslashes_and_newlines():
     assert rune_string('a "b"\\c\nd') == '"a \\"b\\"\\\\c\\nd"'
 
 
+LATTE029 = Path(__file__).resolve().parent.parent / "fixtures" / "latte-0.29"
+
+
+@pytest.mark.parametrize(("name", "expected"), [
+    ("read-no-rows", (5000, 5000)),      # latte's own key bytes on a table cassandra-stress wrote: Rows [row] 0
+    ("read-rows-found", None),           # after latte wrote those keys: Rows [row] 5000
+    ("mixed-read-write", None),          # a mix: latte prints rows only in total (writes return none)
+    ("write-rate500", None),
+])
+def test_latte_reads_that_found_no_row_are_counted_from_its_summary(name, expected):
+    assert reads_without_row(parse(LATTE029 / f"{name}.txt", format="latte")) == expected
+
+
 def test_latte_progress_counts_cycles_from_log_rows():
     bar = LatteProgress(counted=True)
     # latte 0.29 LOG rows (report/mod.rs Sample format: time, cycles, errors, throughput, latencies)
@@ -333,3 +346,11 @@ def test_latte_writes_and_reads_keyspace1_standard1_into_one_run_with_the_sample
         run_latte(read, run2, cluster=cluster, executable=latte, schema=False, progress=False, timeout_s=300)
     again = load_run(run2.path)
     assert list(again.summary["count"]) == [2000, 2000] and list(again.summary["rows"]) == [2000, 2000]
+    assert not any("found no row" in w for w in again.warnings)
+
+    # keys latte never wrote: latte says nothing of it, the run does
+    missed = WorkloadSpec(op="read", n=1000, cl="ONE", concurrency=32, population="uniform(5001..6000)")
+    with RunWriter(tool="latte", root=tmp_path) as run3:
+        run_latte(missed, run3, cluster=cluster, executable=latte, schema=False, progress=False, timeout_s=300)
+    warned = [w for w in load_run(run3.path).warnings if "found no row" in w]
+    assert len(warned) == 1 and warned[0].startswith("latte: 1,000 of 1,000 reads (100.0%) found no row; "), warned

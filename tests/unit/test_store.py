@@ -552,3 +552,13 @@ def test_appends_from_two_threads_keep_every_row_whole(tmp_path):
             t.join()
     loaded = load_run(run.path)
     assert loaded.events["name"].value_counts().to_dict() == {"a": 300, "b": 300}
+
+
+def test_the_same_warning_twice_is_stored_once_and_the_order_is_kept(tmp_path: Path) -> None:
+    # the cassandra-stress parser reports "Failed to connect over JMX" for the run and for the
+    # output: the run's warnings listed it twice
+    with RunWriter(tool="cassandra-stress", root=tmp_path) as w:
+        w.warn("b: second problem")
+        w.warn("a: first problem")
+        w.warn("b: second problem")
+    assert load_run(w.path).warnings == ["b: second problem", "a: first problem"]

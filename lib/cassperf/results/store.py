@@ -319,6 +319,7 @@ class RunWriter:
         self._jsonl: dict[str, IO[bytes]] = {}
         self._streams: list[IO[str]] = []
         self._tables: list[str] = []
+        self._warned: set[str] = set()
         self._t0 = 0.0
         self._state = "new"
         self._lock = threading.Lock()      # the sampler's thread and a load's thread append together
@@ -428,6 +429,11 @@ class RunWriter:
         self.event(f"{name}:end", detail)
 
     def warn(self, text: str) -> None:
+        """Record a warning; the same text twice is stored once (a parser can report one problem
+        both for the run and for the whole output, and the run said it twice)."""
+        if text in self._warned:
+            return
+        self._warned.add(text)
         self._append("warnings", {"warning": text})
 
     def add_table(self, name: str, frame: pd.DataFrame) -> None:

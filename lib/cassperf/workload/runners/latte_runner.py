@@ -61,6 +61,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from cassperf.errors import ParseError, ToolError
 from cassperf.parsers import parse
 from cassperf.parsers.base import ParseResult
@@ -246,6 +248,24 @@ class LatteResult:
     parsed: ParseResult | None
 
 
+def reads_without_row(parsed: ParseResult) -> tuple[int, int] | None:
+    """(reads that found no row, reads) from latte's per-function summary (its 'read' row: a
+    read by key returns at most one row), or None when every read found its row or latte did
+    not say."""
+    missing = reads = 0
+    for run in parsed.runs:
+        summary = run.summary
+        if summary.empty or "rows" not in summary.columns:
+            continue
+        rows = summary[summary["op"] == "read"]
+        if "latency_metric" in rows.columns:       # the cycle-time and response-time rows repeat the counts
+            rows = rows.drop_duplicates(subset=["count", "rows"])
+        for count, found in zip(rows["count"], rows["rows"]):
+            if pd.notna(count) and pd.notna(found) and found < count:
+                missing, reads = missing + int(count - found), reads + int(count)
+    return (missing, reads) if missing else None
+
+
 def _shown(argv: list[str]) -> str:
     return " ".join(f"'{a}'" if (" " in a or '"' in a) else a for a in ["latte", *argv[1:]])
 
@@ -312,6 +332,13 @@ def run_latte(spec: WorkloadSpec, writer: Any, *, cluster: Any = None, executabl
         writer.warn(f"latte printed nothing parseable: {exc}")
     if parsed is not None:
         store_result(writer, parsed, bar.anchor, table_prefix="latte_")
+        missing = reads_without_row(parsed)
+        if missing:
+            found_none, reads = missing
+            writer.warn(f"latte: {found_none:,} of {reads:,} reads ({found_none / reads:.1%}) found no row; latte's "
+                        f"keys are its own bytes (latte::blob), not cassandra-stress's or the engine's, so it reads "
+                        f"only rows latte wrote: load the table with latte (op write, the same population) first. "
+                        f"row_rate_s counts the rows found, rate_ops_s every read")
     if not writer.manifest.get("tool_version"):
         writer.manifest["tool_version"] = latte_version(exe, tool_env)   # the text report does not print it
     if outcome.returncode != 0 or outcome.timed_out:
