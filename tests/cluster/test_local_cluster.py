@@ -12,9 +12,9 @@ from cassandra import ConsistencyLevel
 from cassandra.cluster import Cluster, ExecutionProfile, EXEC_PROFILE_DEFAULT
 from cassandra.policies import WhiteListRoundRobinPolicy
 
-from cassperf.cluster import LocalCluster
 from cassperf.errors import ClusterError, ConfigError, ToolError
 from cassperf.parsers.nodetool.status import parse as parse_status
+from cassperf.results.store import load_run
 from tests.conftest import cassperf_processes
 
 pytestmark = pytest.mark.cluster
@@ -139,6 +139,19 @@ def test_cli_start_status_stop(tmp_path):
         assert "cluster clitest (dc1:1) CQL-ready in" in started.stdout
         up = run("status")
         assert up.returncode == 0 and "127.0.5.1" in up.stdout and "True" in up.stdout
+        # a workload from the shell on that cluster, by name, with the sampler beside it
+        load = subprocess.run([sys.executable, "-m", "cassperf.cli", "run", "--cluster", "clitest", "--no-progress",
+                               "--label", "purpose=cli", "--sample-interval", "1", "--processes", "1",
+                               "write n=2000 cl=ONE -rate threads=8 -pop seq=1..2000 -col size=FIXED(100)"],
+                              env=env, capture_output=True, text=True, timeout=300)
+        assert load.returncode == 0, load.stderr
+        first = load.stdout.splitlines()[0]
+        assert first.startswith("run ") and first.endswith("(cassperf-engine, latency type: service)"), load.stdout
+        stored = load_run(first.split()[1], root=tmp_path / "data" / "runs")
+        assert stored.manifest["complete"] and stored.manifest["labels"] == {"purpose": "cli"}
+        assert stored.summary.set_index("op").loc["write", "count"] == 2000
+        assert {"write", "2000"} <= set(load.stdout.splitlines()[3].split())     # the summary row printed
+        assert not stored.metrics.empty                                         # the sampler ran
     finally:
         stopped = run("stop")
     assert stopped.returncode == 0 and stopped.stdout.startswith("stopped cluster clitest")

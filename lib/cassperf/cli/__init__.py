@@ -13,7 +13,7 @@ import sys
 
 from cassperf.errors import CassperfError
 
-_SUBCOMMAND_MODULES = ["cluster", "logs", "report"]
+_SUBCOMMAND_MODULES = ["cluster", "logs", "run", "report"]
 
 
 def build_parser() -> argparse.ArgumentParser:

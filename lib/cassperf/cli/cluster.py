@@ -13,22 +13,30 @@ from cassperf.cluster.local import DEFAULT_VERSION, LocalCluster
 DEFAULTS = {"topology": "dc1:1", "version": DEFAULT_VERSION, "heap_mb": 1024, "first_address": "127.0.0.1"}
 
 
-def _cluster(args: argparse.Namespace) -> LocalCluster:
-    """The cluster the command names: options given on the command line, else what the cluster
-    was started with (its cluster.json), else DEFAULTS. `status --name big` must find the nodes
-    of a dc1:3 cluster on 127.0.5.1 without repeating how it was started (it used to look for one
-    node on 127.0.0.1, and `stop` / `destroy` then left nodes 2 and 3 running)."""
-    stored: dict = {}
-    state = config.clusters_dir() / args.name / "cluster.json"
-    if state.exists():
-        try:
-            stored = json.loads(state.read_text())
-        except (OSError, ValueError):
-            stored = {}
-    chosen = {k: getattr(args, k) if getattr(args, k) is not None else stored.get(k, default)
-              for k, default in DEFAULTS.items()}
-    return LocalCluster(args.name, chosen["topology"], version=chosen["version"], heap_mb=chosen["heap_mb"],
+def started_state(name: str) -> dict | None:
+    """What the cluster ``name`` was started with (its cluster.json), or None when it never was."""
+    state = config.clusters_dir() / name / "cluster.json"
+    if not state.exists():
+        return None
+    try:
+        return json.loads(state.read_text())
+    except (OSError, ValueError):
+        return {}
+
+
+def local_cluster(name: str, **given: object) -> LocalCluster:
+    """The cluster ``name``: options given (not None), else what it was started with (its
+    cluster.json), else DEFAULTS. `status --name big` must find the nodes of a dc1:3 cluster on
+    127.0.5.1 without repeating how it was started (it used to look for one node on 127.0.0.1,
+    and `stop` / `destroy` then left nodes 2 and 3 running)."""
+    stored = started_state(name) or {}
+    chosen = {k: given[k] if given.get(k) is not None else stored.get(k, default) for k, default in DEFAULTS.items()}
+    return LocalCluster(name, chosen["topology"], version=chosen["version"], heap_mb=chosen["heap_mb"],
                         first_address=chosen["first_address"])
+
+
+def _cluster(args: argparse.Namespace) -> LocalCluster:
+    return local_cluster(args.name, **{k: getattr(args, k) for k in DEFAULTS})
 
 
 def _start(args: argparse.Namespace) -> int:
