@@ -180,6 +180,20 @@ def test_results_only_fragments_become_one_run_per_block_with_per_op_rows() -> N
 
 # --- 3.x, Russian locale -------------------------------------------------------------------------------
 
+def test_a_thread_count_past_64_bits_is_a_warning_naming_the_line_not_an_overflow() -> None:
+    # found by the fuzz test: " 99999999999999999999999994 threadCount, insert, ..." raised
+    # OverflowError from inside pandas
+    text = cs_text(RU).replace(" 4 threadCount, insert,", " 99999999999999999999999994 threadCount, insert,")
+    result = parse_stress_log(text, "ru.log")
+    line_no = text.splitlines().index(next(l for l in text.splitlines() if "99999999999999999999999994" in l)) + 1
+    warned = [str(w) for w in result.warnings if "thread count" in str(w)]
+    assert len(warned) == 1 and warned[0].startswith(
+        f"ru.log:{line_no}: expected a thread count up to 9223372036854775807 before 'threadCount'; "
+        f"got ' 99999999999999999999999994 threadCount, insert,  "), warned
+    table = result.tables["thread_summary"]
+    assert table["threads"].isna().tolist() == [True] + [False] * 11 and table["threads"].iloc[1] == 4
+
+
 def test_decimal_comma_locale_auto_rate_ramp_with_thread_summary_table() -> None:
     result = parsed(RU)
     assert result.complete and result.warnings == []

@@ -421,6 +421,10 @@ def _scan_thread_table(scan: _Scan, header: Header, pos: int, line_no: int) -> t
             break
         lines.append(line)
         pos, line_no = eol + 1, line_no + 1
+    for offset, row in enumerate(lines):     # a thread count past a 64-bit integer is kept as missing
+        m = _THREADS_RE.search(row)
+        if m and int(m.group(1)) > _INT64_MAX:
+            scan.result.warn(first + offset, row, f"a thread count up to {_INT64_MAX} before 'threadCount'")
     rows = parse_thread_rows(lines, first, header)
     for bad_no, bad in rows.malformed + rows.other:
         scan.result.skipped_lines += 1
@@ -429,10 +433,15 @@ def _scan_thread_table(scan: _Scan, header: Header, pos: int, line_no: int) -> t
     return pos, line_no
 
 
+_THREADS_RE = re.compile(r"(\d+)\s*threadCount")
+_INT64_MAX = 2**63 - 1
+
+
 def _thread_table(rows: Rows | None) -> pd.DataFrame | None:
     if rows is None or len(rows) == 0:
         return None
-    threads = [int(m.group(1)) if (m := re.search(r"(\d+)\s*threadCount", i)) else None for i in rows.ids]
+    threads = [int(m.group(1)) if (m := _THREADS_RE.search(i)) and int(m.group(1)) <= _INT64_MAX else None
+               for i in rows.ids]
     frame: dict[str, Any] = {"threads": pd.array(threads, dtype="Int64"), "op": pd.array(rows.ops.to_pylist(), dtype="string")}
     for col, arr in rows.values.items():
         frame["duration_s" if col == "time_s" else col] = arr
