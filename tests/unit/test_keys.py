@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 
@@ -24,7 +26,17 @@ def test_keys_have_cassandra_stress_shape_and_are_unique_and_stable():
     assert len(set(keys)) == 200_000
     assert {len(k) for k in keys} == {KEY_BYTES}
     assert set(b"".join(keys)) <= set(b"0123456789KLMNOP")
-    assert keys_for(np.array([1, 2, 3])) == [b"1MM52098MO", b"OM6579M1ON", b"NOP810LN4O"]
+    assert keys_for(np.array([1, 2, 3])) == [b"708PK46680", b"N3O6LLK750", b"M50367M111"]
+
+
+def test_keys_are_the_bytes_cassandra_stress_writes():
+    # the 50 keys of a real `cassandra-stress write n=50 -pop seq=1..50` (5.0 sources), read back
+    # with cqlsh's driver; the engine's keys for population values 1..50 are exactly those
+    written = (Path(__file__).resolve().parent.parent / "fixtures" / "cassandra-stress-keys"
+               / "write-seq-1..50.keys").read_text().split()
+    assert len(written) == 50
+    assert sorted(k.decode("ascii") for k in keys_for(np.arange(1, 51))) == written
+    assert keys_for(np.arange(1, 51)) != keys_for(np.arange(2, 52))     # the value, not its position, decides
 
 
 def test_seq_seeds_are_split_across_processes_without_overlap_and_wrap():

@@ -6,13 +6,17 @@ sequence does), ``uniform(low..high)`` draws them uniformly, ``gaussian(low..hig
 from a normal distribution clamped to [low, high]. With no population given the engine uses
 cassandra-stress's defaults (``default_population``).
 
-Keys. A seed becomes a 10-byte blob key in the shape cassandra-stress writes for
-``keyspace1.standard1`` (its HexBytes generator: one byte per 4-bit nibble, low nibble first,
-``'0'..'9'`` for 0-9 and ``'K'..'P'`` for 10-15). cassandra-stress first passes the seed
-through a seeded Java random generator, which is not reproduced here: the nibbles come from a
-splitmix64 hash of the seed instead. So keys look like cassandra-stress's, are unique per seed
-(40 hash bits) and spread evenly over the token ring, but are not byte-identical with keys a
-cassandra-stress run wrote; read back what this engine wrote.
+Keys. A seed becomes the 10-byte blob key cassandra-stress writes for ``keyspace1.standard1``,
+byte for byte, so the engine reads rows cassandra-stress wrote and the other way round
+(tests/unit/test_keys.py checks keys a real cassandra-stress 5.0 run wrote). cassandra-stress
+(SeedManager, PartitionIterator, Generator, HexBytes) multiplies the population value by
+10^16 + 1 (its ``sampleMultiplier`` for the default ``-insert revisit=uniform(1..1M)``), XORs
+that with the key generator's salt (murmur3 of "randomstrkey", as its GeneratorConfig hashes
+it) and seeds a java.util.Random with it; a uniform(1..100B) draw (commons-math
+UniformRealDistribution over [1, 100B + 1), truncated) seeds the size distribution (FIXED(10):
+unused), a second one gives the key: its low ten nibbles, low first, as ``'0'..'9'`` for 0-9
+and ``'K'..'P'`` for 10-15. Reproduced here in numpy, the 48-bit LCG and all. Two population
+values can map to one key (about N^2 / 2e11 pairs among N values), as in cassandra-stress.
 
 Values. Each column value is ``column_size`` bytes chosen from a pool of 1,024 random blobs by
 a hash of (seed, column), so a row's values are a function of its seed.
@@ -58,11 +62,39 @@ def splitmix64(x: np.ndarray) -> np.ndarray:
         return z ^ (z >> np.uint64(31))
 
 
+#: cassandra-stress's SeedManager.sampleMultiplier for its default revisit distribution
+#: uniform(1..1M): 1 + round(10 ** (22 - log10(1,000,000)))
+STRESS_SEED_MULTIPLIER = 10**16 + 1
+#: GeneratorConfig's salt of the key column: murmur3 (Cassandra's hash3_x64_128, first half) of
+#: b"randomstrkey" (cassandra.murmur3.murmur3 gives the same)
+STRESS_KEY_SALT = -6294861599187687378
+_LCG_MULT, _LCG_ADD, _LCG_MASK = np.uint64(0x5DEECE66D), np.uint64(0xB), np.uint64((1 << 48) - 1)
+_UNIFORM_HIGH = 100_000_000_000        # Generator's default identity distribution, uniform(1..100B)
+
+
+def _java_next(state: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray]:
+    """java.util.Random.next(bits) on an array of 48-bit states (bits <= 31: never negative)."""
+    with np.errstate(over="ignore"):
+        state = (state * _LCG_MULT + _LCG_ADD) & _LCG_MASK
+    return state, state >> np.uint64(48 - bits)
+
+
+def _java_next_double(state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    state, high = _java_next(state, 26)
+    state, low = _java_next(state, 27)
+    return state, ((high << np.uint64(27)) + low).astype(np.float64) * 2.0**-53
+
+
 def keys_for(seeds: np.ndarray) -> list[bytes]:
-    """10-byte keys (HexBytes alphabet, low nibble first) for an array of seeds."""
-    h = splitmix64(seeds)
-    shifts = (np.arange(KEY_BYTES, dtype=np.uint64) * np.uint64(4))
-    nibbles = ((h[:, None] >> shifts[None, :]) & np.uint64(15)).astype(np.uint8)
+    """cassandra-stress's 10-byte keys (simple mode, keyspace1.standard1) for population values."""
+    with np.errstate(over="ignore"):
+        seed = np.asarray(seeds, dtype=np.int64) * np.int64(STRESS_SEED_MULTIPLIER)   # wraps, as a Java long
+    state = ((seed ^ np.int64(STRESS_KEY_SALT)).view(np.uint64) ^ _LCG_MULT) & _LCG_MASK   # Random.setSeed
+    state, _ = _java_next_double(state)            # HexBytes: the draw that seeds the size (FIXED(10))
+    _, u = _java_next_double(state)                # the draw whose nibbles are the key
+    value = np.clip((u * (_UNIFORM_HIGH + 1.0) + (1.0 - u) * 1.0).astype(np.int64), 1, _UNIFORM_HIGH)
+    shifts = np.arange(KEY_BYTES, dtype=np.uint64) * np.uint64(4)
+    nibbles = ((value.view(np.uint64)[:, None] >> shifts[None, :]) & np.uint64(15)).astype(np.uint8)
     return np.ascontiguousarray(_ALPHABET[nibbles]).view(f"S{KEY_BYTES}").ravel().tolist()
 
 
