@@ -603,3 +603,16 @@ def test_decorator_permutations_cover_every_pair_order() -> None:
         has_up = {a, b} & {"uptimemillis", "uptimenanos"}
         assert (row.time == START_UTC) if has_time else (row.time is pd.NaT), (a, b)
         assert (row.uptime_s == pytest.approx(4.284133)) if has_up else math.isnan(row.uptime_s), (a, b)
+
+
+def test_a_year_outside_1970_2200_is_an_unreadable_time_not_an_overflow() -> None:
+    # found by the fuzz test: '[0024-08-23T12:45:13.657+0530]' on a pause line raised
+    # OutOfBoundsDatetime from inside pandas
+    line = "[2024-08-23T12:45:13.657+0530][4.298s][98688][20483][info ] GC(0) Pause Young (Concurrent Start)"
+    text = gc_text(KOWCHIK)
+    assert text.count(line) == 1
+    result = parse_unified_gc(text.replace(line, "[0024" + line[5:]), "kowchik.log")
+    assert [str(w) for w in result.warnings if "unreadable time" in str(w)] == [
+        "kowchik.log: expected valid wall-clock times; 1 event(s) have an unreadable time decorator and get NaT"]
+    pauses = result.tables["pauses"]
+    assert pauses["time"].isna().sum() == 1 and len(pauses) == len(parsed(KOWCHIK).tables["pauses"])

@@ -35,6 +35,10 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+#: the times a GC log line may carry; others are corrupted decorators (counted as bad times)
+_FIRST_TIME = pd.Timestamp("1970-01-01", tz="UTC")
+_LAST_TIME = pd.Timestamp("2200-01-01", tz="UTC")
+
 KINDS = ("young", "mixed", "full", "initial-mark", "remark", "cleanup", "other")
 
 #: ISO-8601 wall-clock time as both JDK 8 (-XX:+PrintGCDateStamps) and unified logging (`time`,
@@ -163,6 +167,9 @@ class EventColumns:
         cols = self.columns()
         iso = pd.Series(cols["_iso"], dtype=object)
         times = pd.to_datetime(iso, format=ISO_FORMAT, utc=True, errors="coerce")
+        # 1970..2200 only, as for the uptime decorator below: year 0024 parsed, then failed to
+        # fit nanoseconds (OutOfBoundsDatetime from deep inside pandas; found by the fuzz test)
+        times = times.where((times >= _FIRST_TIME) & (times < _LAST_TIME))
         epoch = np.asarray(cols["_epoch_ms"], dtype="float64")
         if len(epoch) and not np.all(np.isnan(epoch)):
             # 1970..2200 only: anything else is a corrupted decorator, not a time
