@@ -132,7 +132,9 @@ def test_sampler_and_a_phase_run_beside_the_load_on_one_clock(node, tmp_path):
             node.nodetool(1, "flush", "phased", "standard1")
             time.sleep(1.0)
 
-    run = run_workload(spec(op="write", duration=6, rate="fixed=300/s", keyspace="phased", warmup=True),
+    # 8 s: the phase (2 s, a nodetool flush that starts a JVM, 1 s) must end before the load does;
+    # at 6 s a busy machine once ended it 0.05 s after the load
+    run = run_workload(spec(op="write", duration=8, rate="fixed=300/s", keyspace="phased", warmup=True),
                        node, root=tmp_path, progress=False, warmup_s=1.0,
                        sampler={"tables": [("phased", "standard1")], "interval_s": 1, "host": False},
                        during=action)
