@@ -88,7 +88,7 @@ RULES: tuple[Rule, ...] = (
     Rule("local", "mdadm", "mdadm-detail_*", "mdadm-detail"),
     Rule("local", "latte-0.29", "*.txt", "latte"),                  # real latte 0.29.0 runs (capture.py)
     Rule("local", "cassandra-stress-5.0", "*.txt", "cassandra-stress"),  # a source build (5.0/4.1.1 mix), real runs
-    Rule("local", "cassandra-stress-keys", "*.keys", NO_FORMAT),  # keys a real cassandra-stress write made (test_keys)
+    Rule("local", "cassandra-stress-keys", "write-seq-*", NO_FORMAT),  # keys a real cassandra-stress write made (test_keys)
 )
 
 #: what every shared/local fixture folder must hold at least (a folder emptied by mistake fails)

@@ -10,13 +10,12 @@ import pytest
 from cassperf.workload import Population, WorkloadSpec
 from cassperf.workload.keys import (
     KEY_BYTES,
-    VALUE_POOL,
     OpStream,
     SeedStream,
     default_population,
     keys_for,
     op_blocks,
-    value_pool,
+    stress_values,
 )
 from cassperf.workload.worker import statements, tags_for
 
@@ -29,14 +28,33 @@ def test_keys_have_cassandra_stress_shape_and_are_unique_and_stable():
     assert keys_for(np.array([1, 2, 3])) == [b"708PK46680", b"N3O6LLK750", b"M50367M111"]
 
 
+STRESS_ROWS = Path(__file__).resolve().parent.parent / "fixtures" / "cassandra-stress-keys" / "write-seq-1..50.rows"
+
+
+def _stress_rows() -> dict[bytes, tuple[bytes, ...]]:
+    """The 50 rows of a real `cassandra-stress write n=50 -pop seq=1..50` (5.0 sources), read back."""
+    rows = {}
+    for line in STRESS_ROWS.read_text().splitlines():
+        key, *values = line.split()
+        rows[key.encode("ascii")] = tuple(bytes.fromhex(v) for v in values)
+    return rows
+
+
 def test_keys_are_the_bytes_cassandra_stress_writes():
-    # the 50 keys of a real `cassandra-stress write n=50 -pop seq=1..50` (5.0 sources), read back
-    # with cqlsh's driver; the engine's keys for population values 1..50 are exactly those
-    written = (Path(__file__).resolve().parent.parent / "fixtures" / "cassandra-stress-keys"
-               / "write-seq-1..50.keys").read_text().split()
+    written = _stress_rows()
     assert len(written) == 50
-    assert sorted(k.decode("ascii") for k in keys_for(np.arange(1, 51))) == written
+    assert sorted(keys_for(np.arange(1, 51))) == sorted(written)
     assert keys_for(np.arange(1, 51)) != keys_for(np.arange(2, 52))     # the value, not its position, decides
+
+
+def test_values_are_the_bytes_cassandra_stress_writes():
+    written = _stress_rows()
+    keys = keys_for(np.arange(1, 51))
+    assert stress_values(keys, 5, 34) == [written[k] for k in keys]
+    # in chunks or at once, the same values; other sizes are prefixes of one stream per column
+    assert stress_values(keys, 5, 34) == [v for k in keys for v in stress_values([k], 5, 34)]
+    longer = stress_values(keys[:3], 5, 818)
+    assert all(len(v) == 818 and v[:34] == written[k][c] for k, row in zip(keys, longer) for c, v in enumerate(row))
 
 
 def test_seq_seeds_are_split_across_processes_without_overlap_and_wrap():
@@ -72,21 +90,22 @@ def test_op_blocks_hold_the_exact_ratio_in_every_block():
     assert len({tuple(b) for b in blocks}) > 50          # shuffled, not one fixed order
 
 
-def test_op_stream_batches_keep_the_ratio_and_pick_pool_rows():
-    spec = WorkloadSpec(op="mixed", ratio={"read": 5, "write": 4, "delete": 1}, n=100)
-    stream = OpStream(spec, [4, 5, 1], batch=4096)
+def test_op_stream_batches_keep_the_ratio_and_carry_values_for_the_writes_only():
+    spec = WorkloadSpec(op="mixed", ratio={"read": 5, "write": 4, "delete": 1}, n=100, column_size=100)
+    stream = OpStream(spec, [4, 5, 1], batch=4096, write_index=0)
     batch = stream.next_batch()
     assert len(batch.ops) == stream.batch == 4090
     assert np.bincount(batch.ops).tolist() == [1636, 2045, 409]
-    assert min(batch.value_rows) >= 0 and max(batch.value_rows) < VALUE_POOL
     assert len(batch.keys) == 4090
-
-
-def test_value_pool_rows_have_the_spec_sizes():
-    pool = value_pool(5, 818)
-    assert len(pool) == VALUE_POOL
-    assert {len(v) for row in pool for v in row} == {818}
-    assert len({v for v in pool[0]}) == 5
+    for op, key, values in zip(batch.ops, batch.keys, batch.values):
+        if op == 0:
+            assert values is not None and [len(v) for v in values] == [100] * 5
+        else:
+            assert values is None
+    first_write = batch.ops.index(0)
+    assert batch.values[first_write] == stress_values([batch.keys[first_write]], 5, 100)[0]
+    reads = OpStream(WorkloadSpec(op="read", n=10), [1]).next_batch()
+    assert set(reads.values) == {None}
 
 
 def test_statements_and_tags():

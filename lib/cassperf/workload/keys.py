@@ -18,8 +18,12 @@ unused), a second one gives the key: its low ten nibbles, low first, as ``'0'..'
 and ``'K'..'P'`` for 10-15. Reproduced here in numpy, the 48-bit LCG and all. Two population
 values can map to one key (about N^2 / 2e11 pairs among N values), as in cassandra-stress.
 
-Values. Each column value is ``column_size`` bytes chosen from a pool of 1,024 random blobs by
-a hash of (seed, column), so a row's values are a function of its seed.
+Values. Column ``C<i>`` of a row holds what cassandra-stress writes there (SingleRowIterator,
+Bytes, FasterRandom): the row's seed is Java's 31-hash of the key bytes; a java.util.Random seeded
+with it XOR the column's salt (murmur3 of "randomstrC<i>") draws uniform(1..100B); its
+complement seeds FasterRandom (an xorshift generator re-seeded through java.util.Random every 32
+values), whose longs give the bytes, low byte first. So cassandra-stress validates rows the
+engine wrote. Generated for the write ops of a batch only.
 
 Op mix. For a mixed workload each block of ``sum(weights)`` ops holds exactly ``weight`` ops
 of each type, shuffled: the ratio is exact over every whole block and the order is random.
@@ -27,6 +31,7 @@ of each type, shuffled: the ratio is exact over every whole block and the order 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -34,7 +39,6 @@ import numpy as np
 from cassperf.workload.spec import Population, WorkloadSpec
 
 KEY_BYTES = 10
-VALUE_POOL = 1024
 #: cassandra-stress's population bound when no op count is given (-pop default with duration=).
 STRESS_DEFAULT_POPULATION = 1_000_000
 _ALPHABET = np.frombuffer(b"0123456789KLMNOP", dtype=np.uint8)
@@ -51,15 +55,6 @@ def default_population(spec: WorkloadSpec) -> Population:
     if spec.op == "write" and spec.n is not None:
         return Population("seq", 1, high)
     return Population("gaussian", 1, high, (1 + high) / 2, max((high - 1) / 6, 1e-9))
-
-
-def splitmix64(x: np.ndarray) -> np.ndarray:
-    """splitmix64's finaliser on uint64 (wrapping arithmetic)."""
-    with np.errstate(over="ignore"):
-        z = x.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
-        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
-        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
-        return z ^ (z >> np.uint64(31))
 
 
 #: cassandra-stress's SeedManager.sampleMultiplier for its default revisit distribution
@@ -131,22 +126,110 @@ def op_blocks(weights: list[int], blocks: int, rng: np.random.Generator) -> np.n
     return out.ravel()
 
 
+_FASTER_RANDOM_MULT = np.int64(2685821657736338717)
+_HASH_MULT = np.int64(31)
+
+
+def _java_set_seed(seed: np.ndarray) -> np.ndarray:
+    """java.util.Random.setSeed on an int64 array: the 48-bit states."""
+    return (seed.view(np.uint64) ^ _LCG_MULT) & _LCG_MASK
+
+
+def _java_next_long(state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """java.util.Random.nextLong(): ((long) next(32) << 32) + next(32), both ints signed."""
+    state, high = _java_next(state, 32)
+    state, low = _java_next(state, 32)
+    high = high.astype(np.uint32).view(np.int32).astype(np.int64)
+    low = low.astype(np.uint32).view(np.int32).astype(np.int64)
+    with np.errstate(over="ignore"):
+        return state, (high << np.int64(32)) + low
+
+
+def _uniform_identity(seed: np.ndarray) -> np.ndarray:
+    """A Generator's first identity draw after setSeed(seed ^ salt): uniform(1..100B), truncated."""
+    _, u = _java_next_double(_java_set_seed(seed))
+    return np.clip((u * (_UNIFORM_HIGH + 1.0) + (1.0 - u) * 1.0).astype(np.int64), 1, _UNIFORM_HIGH)
+
+
+@functools.lru_cache(maxsize=64)
+def column_salt(index: int) -> int:
+    """GeneratorConfig's salt of value column C<index>: murmur3 of b"randomstrC<index>"."""
+    from cassandra.murmur3 import murmur3   # cassandra-driver's Murmur3Partitioner hash
+
+    return int(murmur3(f"randomstrC{index}".encode("ascii")))
+
+
+#: rows per stress_values chunk: its arrays stay in cache (4096 rows of 5 x 818 bytes took 6-14 us
+#: per row at once, page faults included)
+VALUES_CHUNK = 512
+
+
+def stress_values(keys: list[bytes], column_count: int, column_size: int) -> list[tuple[bytes, ...]]:
+    """The column values cassandra-stress writes for these keys: per key, ``column_count``
+    blobs of ``column_size`` bytes (see the module doc)."""
+    out: list[tuple[bytes, ...]] = []
+    for start in range(0, len(keys), VALUES_CHUNK):
+        out += _stress_values(keys[start:start + VALUES_CHUNK], column_count, column_size)
+    return out
+
+
+def _stress_values(keys: list[bytes], column_count: int, column_size: int) -> list[tuple[bytes, ...]]:
+    if not keys:
+        return []
+    raw = np.frombuffer(b"".join(keys), dtype=np.int8).reshape(len(keys), -1).astype(np.int64)
+    row_seed = np.zeros(len(keys), dtype=np.int64)
+    with np.errstate(over="ignore"):
+        for j in range(raw.shape[1]):        # PartitionIterator.seed: seed = 31 * seed + byte
+            row_seed = row_seed * _HASH_MULT + raw[:, j]
+    salts = np.array([column_salt(c) for c in range(column_count)], dtype=np.int64)
+    identity = _uniform_identity((row_seed[:, None] ^ salts[None, :]).ravel())    # row-major: row, column
+    state, xs = _java_next_long(_java_set_seed(~identity))                        # FasterRandom.setSeed(~seed)
+    longs = -(-column_size // 8)
+    out = np.empty((longs, len(identity)), dtype=np.int64)    # long k of every value: contiguous writes
+    tmp = np.empty_like(xs)
+    reseed = 0
+    with np.errstate(over="ignore"):
+        for k in range(longs):
+            reseed += 1
+            if reseed == 32:                   # FasterRandom.rollover(): Random.setSeed(seed); seed = nextLong()
+                state, xs = _java_next_long(_java_set_seed(xs))
+                reseed = 0
+            np.right_shift(xs, 12, out=tmp)
+            np.bitwise_xor(xs, tmp, out=xs)
+            np.left_shift(xs, 25, out=tmp)
+            np.bitwise_xor(xs, tmp, out=xs)
+            np.right_shift(xs, 27, out=tmp)
+            np.bitwise_xor(xs, tmp, out=xs)
+            np.multiply(xs, _FASTER_RANDOM_MULT, out=out[k])
+    data = np.ascontiguousarray(out.T).astype("<i8", copy=False).view(np.uint8)
+    data = data.reshape(len(keys), column_count, longs * 8)[:, :, :column_size]
+    # one bytes object per value, made in C: a void dtype keeps trailing zero bytes (an S dtype drops them)
+    per_column = [np.ascontiguousarray(data[:, c, :]).view(f"V{column_size}").ravel().tolist()
+                  for c in range(column_count)]
+    return list(zip(*per_column))
+
+
 @dataclass(frozen=True)
 class Batch:
-    """A batch of ops: op index per op, the key per op and the value-pool row per op."""
+    """A batch of ops: op index per op, the key per op and, for write ops, the row's values
+    (None for the other ops)."""
 
     ops: list[int]
     keys: list[bytes]
-    value_rows: list[int]
+    values: list[tuple[bytes, ...] | None]
 
 
 class OpStream:
-    """Ops for one process: which op, which key, which values; generated ``batch`` at a time."""
+    """Ops for one process: which op, which key, which values; generated ``batch`` at a time.
+    ``write_index``: the index of the write op in ``weights`` (-1: none; default: 0 for a
+    write spec, else none)."""
 
     def __init__(self, spec: WorkloadSpec, weights: list[int], process: int = 0, processes: int = 1,
-                 batch: int = 4096, rng_seed: int = 0) -> None:
+                 batch: int = 4096, rng_seed: int = 0, write_index: int | None = None) -> None:
         self.seeds = SeedStream(default_population(spec), process, processes, rng_seed)
         self.weights = list(weights)
+        self.write_index = write_index if write_index is not None else (0 if spec.op == "write" else -1)
+        self.column_count, self.column_size = spec.column_count, spec.column_size
         self._rng = np.random.default_rng([rng_seed, process, 1])
         block = sum(self.weights)
         self._blocks = max(1, batch // block)
@@ -158,17 +241,12 @@ class OpStream:
             ops = [0] * self.batch
         else:
             ops = op_blocks(self.weights, self._blocks, self._rng).tolist()
-        rows = (splitmix64(seeds ^ 0x5DEECE66D) % np.uint64(VALUE_POOL)).astype(np.int64).tolist()
-        return Batch(ops, keys_for(seeds), rows)
+        keys = keys_for(seeds)
+        values: list[tuple[bytes, ...] | None] = [None] * self.batch
+        if self.write_index >= 0:
+            writes = [i for i, op in enumerate(ops) if op == self.write_index]
+            for i, row in zip(writes, stress_values([keys[i] for i in writes], self.column_count, self.column_size)):
+                values[i] = row
+        return Batch(ops, keys, values)
 
 
-def value_pool(column_count: int, column_size: int, rng_seed: int = 0) -> list[list[bytes]]:
-    """VALUE_POOL rows of ``column_count`` random values of ``column_size`` bytes each. A row
-    of the pool is a list of distinct-content blobs (column c of row r rotates the row's bytes)."""
-    rng = np.random.default_rng(rng_seed)
-    raw = rng.integers(0, 256, size=(VALUE_POOL, column_size), dtype=np.uint8)
-    pool = []
-    for r in range(VALUE_POOL):
-        row = raw[r]
-        pool.append([np.roll(row, c).tobytes() for c in range(column_count)])
-    return pool

@@ -108,7 +108,6 @@ class Worker:
         self.backend = create(plan.backend)
         self.execs: list[Executor] = []
         self.stopping = False
-        self.pool = keymod.value_pool(plan.spec.column_count, plan.spec.column_size, plan.rng_seed)
         self.write_index = self.ops.index("write") if "write" in self.ops else -1
         self.read_index = self.ops.index("read") if "read" in self.ops else -1
 
@@ -116,8 +115,8 @@ class Worker:
     def _source(self, stream: keymod.OpStream, phase: _Phase) -> Callable[[], tuple[int, list[Any]] | None]:
         """A closure handing out (op index, bound values) until the phase's budget is spent."""
         batch = stream.next_batch()
-        ops, keys, rows, size, i = batch.ops, batch.keys, batch.value_rows, len(batch.ops), 0
-        pool, write = self.pool, self.write_index
+        ops, keys, rows, size, i = batch.ops, batch.keys, batch.values, len(batch.ops), 0
+        write = self.write_index
 
         def take() -> tuple[int, list[Any]] | None:
             nonlocal ops, keys, rows, size, i
@@ -126,12 +125,12 @@ class Worker:
             phase.remaining -= 1
             if i == size:
                 b = stream.next_batch()
-                ops, keys, rows, size, i = b.ops, b.keys, b.value_rows, len(b.ops), 0
+                ops, keys, rows, size, i = b.ops, b.keys, b.values, len(b.ops), 0
             j = i
             i += 1
             op = ops[j]
             if op == write:
-                return op, [keys[j], *pool[rows[j]]]
+                return op, [keys[j], *rows[j]]
             return op, [keys[j]]
 
         return take
@@ -216,7 +215,7 @@ class Worker:
         (after DRAIN_TIMEOUT_S). A bug in a loop propagates."""
         plan = self.plan
         stream = keymod.OpStream(plan.spec, [w for _, w in op_weights(plan.spec)], plan.index,
-                                 plan.processes, rng_seed=plan.rng_seed + salt)
+                                 plan.processes, rng_seed=plan.rng_seed + salt, write_index=self.write_index)
         take = self._source(stream, phase)
         loop_fn = self._paced if phase.schedule is not None else self._unpaced
         tasks = [asyncio.ensure_future(loop_fn(phase, take)) for _ in range(plan.concurrency)]
