@@ -15,7 +15,9 @@ from cassperf.workload.keys import (
     default_population,
     keys_for,
     op_blocks,
+    VALUE_POOL,
     stress_values,
+    value_pool,
 )
 from cassperf.workload.worker import statements, tags_for
 
@@ -106,6 +108,18 @@ def test_op_stream_batches_keep_the_ratio_and_carry_values_for_the_writes_only()
     assert batch.values[first_write] == stress_values([batch.keys[first_write]], 5, 100)[0]
     reads = OpStream(WorkloadSpec(op="read", n=10), [1]).next_batch()
     assert set(reads.values) == {None}
+
+
+def test_with_a_pool_each_write_takes_a_pool_row_picked_by_its_seed():
+    spec = WorkloadSpec(op="write", n=5000, column_size=50)
+    pool = value_pool(5, 50)
+    assert len(pool) == VALUE_POOL and {len(v) for row in pool for v in row} == {50}
+    assert all(len(set(row)) == 5 for row in pool[:10])          # the columns of a row differ
+    batch = OpStream(spec, [1], batch=4096, pool=pool).next_batch()
+    assert all(row in pool for row in batch.values)
+    assert len(set(batch.values)) > 900                        # spread over the pool
+    again = OpStream(spec, [1], batch=4096, pool=pool).next_batch()
+    assert again.values == batch.values and again.keys == batch.keys
 
 
 def test_statements_and_tags():

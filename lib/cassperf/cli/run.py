@@ -77,7 +77,7 @@ def _run(args: argparse.Namespace) -> int:
             from cassperf.workload.engine import run_workload
 
             run = run_workload(spec, cluster, labels=labels, processes=args.processes, backend=args.backend,
-                               progress=not args.no_progress,
+                               progress=not args.no_progress, stress_values=args.stress_values,
                                sampler=sampling if args.sample_interval > 0 else None)
             run_id = run.manifest["run_id"]
         else:
@@ -146,6 +146,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--processes", type=int, default=None, help="engine worker processes (default: one per core)")
     p.add_argument("--backend", choices=("auto", "acsylla", "driver"), default="auto",
                    help="engine hot-path driver (default: auto: acsylla, else cassandra-driver)")
+    p.add_argument("--stress-values", action="store_true",
+                   help="engine: write cassandra-stress's column values, so cassandra-stress validates the rows "
+                        "(costs client CPU and stalls the loop per batch: for loading, not measuring)")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("command", nargs=argparse.REMAINDER, help="the cassandra-stress command line")
     p.set_defaults(func=_run)

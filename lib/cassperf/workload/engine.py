@@ -327,7 +327,7 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
                  processes: int | None = None, backend: str = "auto", progress: bool = True,
                  schema: bool = True, warmup_s: float = 2.0, rng_seed: int = 0,
                  sampler: Mapping[str, Any] | None = None,
-                 during: Callable[[RunWriter], Any] | None = None) -> Run:
+                 during: Callable[[RunWriter], Any] | None = None, stress_values: bool = False) -> Run:
     """Run ``spec`` against ``cluster`` (a ClusterHandle) and return the stored Run.
 
     sampler: ClusterSampler keyword arguments (``tables``, ``interval_s``, ``jmx``, ``host``...)
@@ -344,6 +344,10 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
     (default one per core, see default_processes); backend: "auto" (acsylla, else driver),
     "acsylla" or "driver"; schema: create keyspace1.standard1 first (IF NOT EXISTS);
     warmup_s: seconds of unrecorded load before t0 when spec.warmup (0 disables it).
+    stress_values: write cassandra-stress's column values, so that cassandra-stress (which
+    checks what it reads) validates these rows; they cost client CPU and stall the event loop
+    for milliseconds per batch (keys module doc): load with it, measure without it. Keys are
+    cassandra-stress's either way.
     """
     target = Target.of(cluster)
     backend_name = resolve(backend, target.tls)
@@ -360,6 +364,7 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
     if schema:
         create_schema(spec, cluster)
     engine_info = {"backend": backend_name, "backend_version": backend_version, "processes": nproc,
+                   "values": "cassandra-stress" if stress_values else "pool",
                    "concurrency_per_process": conc, "warmup_s": warm, "rng_seed": rng_seed}
     manifest = build_manifest(run_id=run_id, tool=TOOL, tool_version=f"{cassperf.__version__} ({backend_version})",
                               command=_command(spec), parameters=dataclasses.asdict(spec) | {"engine": engine_info},
@@ -376,7 +381,7 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
     t0_value = ctx.Value("q", 0)
     procs = []
     for i in range(nproc):
-        plan = WorkerPlan(i, nproc, spec, target, backend_name, conc[i], counts[i], warm, rng_seed)
+        plan = WorkerPlan(i, nproc, spec, target, backend_name, conc[i], counts[i], warm, rng_seed, stress_values)
         p = ctx.Process(target=worker_main, args=(plan, reports, go, t0_value, stop), name=f"cassperf-engine-{i}",
                         daemon=True)
         with _worker_env():

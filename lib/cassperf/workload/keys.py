@@ -18,12 +18,17 @@ unused), a second one gives the key: its low ten nibbles, low first, as ``'0'..'
 and ``'K'..'P'`` for 10-15. Reproduced here in numpy, the 48-bit LCG and all. Two population
 values can map to one key (about N^2 / 2e11 pairs among N values), as in cassandra-stress.
 
-Values. Column ``C<i>`` of a row holds what cassandra-stress writes there (SingleRowIterator,
-Bytes, FasterRandom): the row's seed is Java's 31-hash of the key bytes; a java.util.Random seeded
-with it XOR the column's salt (murmur3 of "randomstrC<i>") draws uniform(1..100B); its
-complement seeds FasterRandom (an xorshift generator re-seeded through java.util.Random every 32
-values), whose longs give the bytes, low byte first. So cassandra-stress validates rows the
-engine wrote. Generated for the write ops of a batch only.
+Values. By default each write takes a row of a pool of 1,024 random rows (picked by a hash of
+its seed): cheap, so making values never stalls the event loop. With ``stress_values`` a row holds
+what cassandra-stress writes there, so cassandra-stress, which checks what it reads, validates
+rows the engine wrote (SingleRowIterator, Bytes, FasterRandom): the row's seed is Java's 31-hash
+of the key bytes; a java.util.Random seeded with it XOR the column's salt (murmur3 of
+"randomstrC<i>") draws uniform(1..100B); its complement seeds FasterRandom (an xorshift
+generator re-seeded through java.util.Random every 32 values), whose longs give the bytes, low
+byte first. That costs 1.6-2.9 us per row of 5 x 164 bytes and about 5-9 us per row of
+5 x 818 bytes in numpy, made a batch at a time on the event loop: a batch of 4096 4 KiB rows
+held it 34-51 ms, 256 rows 2.4 ms, which a latency measurement would count. So it is for
+loading tables other tools will read, not for measuring.
 
 Op mix. For a mixed workload each block of ``sum(weights)`` ops holds exactly ``weight`` ops
 of each type, shuffled: the ratio is exact over every whole block and the order is random.
@@ -225,11 +230,13 @@ class OpStream:
     write spec, else none)."""
 
     def __init__(self, spec: WorkloadSpec, weights: list[int], process: int = 0, processes: int = 1,
-                 batch: int = 4096, rng_seed: int = 0, write_index: int | None = None) -> None:
+                 batch: int = 4096, rng_seed: int = 0, write_index: int | None = None,
+                 pool: list[tuple[bytes, ...]] | None = None) -> None:
         self.seeds = SeedStream(default_population(spec), process, processes, rng_seed)
         self.weights = list(weights)
         self.write_index = write_index if write_index is not None else (0 if spec.op == "write" else -1)
         self.column_count, self.column_size = spec.column_count, spec.column_size
+        self.pool = pool          # None: cassandra-stress's values (stress_values), else a row of the pool per write
         self._rng = np.random.default_rng([rng_seed, process, 1])
         block = sum(self.weights)
         self._blocks = max(1, batch // block)
@@ -245,8 +252,35 @@ class OpStream:
         values: list[tuple[bytes, ...] | None] = [None] * self.batch
         if self.write_index >= 0:
             writes = [i for i, op in enumerate(ops) if op == self.write_index]
-            for i, row in zip(writes, stress_values([keys[i] for i in writes], self.column_count, self.column_size)):
+            if self.pool is not None:      # a row of the pool per write, picked by a hash of the seed
+                picks = (splitmix64(seeds[writes] ^ 0x5DEECE66D) % np.uint64(len(self.pool))).astype(np.int64)
+                rows = [self.pool[r] for r in picks.tolist()]
+            else:
+                rows = stress_values([keys[i] for i in writes], self.column_count, self.column_size)
+            for i, row in zip(writes, rows):
                 values[i] = row
         return Batch(ops, keys, values)
+
+
+#: rows of the engine's default value pool
+VALUE_POOL = 1024
+
+
+def splitmix64(x: np.ndarray) -> np.ndarray:
+    """splitmix64's finaliser on uint64 (wrapping arithmetic)."""
+    with np.errstate(over="ignore"):
+        z = x.astype(np.uint64) + np.uint64(0x9E3779B97F4A7C15)
+        z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+        z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+        return z ^ (z >> np.uint64(31))
+
+
+def value_pool(column_count: int, column_size: int, rng_seed: int = 0) -> list[tuple[bytes, ...]]:
+    """VALUE_POOL rows of ``column_count`` random values of ``column_size`` bytes each. A row
+    of the pool holds distinct-content blobs (column c of row r rotates the row's bytes)."""
+    rng = np.random.default_rng(rng_seed)
+    raw = rng.integers(0, 256, size=(VALUE_POOL, column_size), dtype=np.uint8)
+    return [tuple(np.roll(raw[r], c).tobytes() for c in range(column_count)) for r in range(VALUE_POOL)]
+
 
 

@@ -41,6 +41,8 @@ from cassperf.workload.spec import WorkloadSpec
 
 OTHER_ERROR_PAUSE_S = 0.01
 DRAIN_TIMEOUT_S = 5.0
+#: ops per batch when the values are cassandra-stress's (keys.stress_values): smaller stalls
+STRESS_VALUES_BATCH = 256
 _PR_SET_PDEATHSIG = 1
 _FOREVER = 2**62
 
@@ -59,6 +61,7 @@ class WorkerPlan:
     op_count: int | None
     warmup_s: float
     rng_seed: int = 0
+    stress_values: bool = False     # write cassandra-stress's column values (keys.stress_values), not the pool's
 
 
 def op_weights(spec: WorkloadSpec) -> list[tuple[str, int]]:
@@ -109,6 +112,8 @@ class Worker:
         self.execs: list[Executor] = []
         self.stopping = False
         self.write_index = self.ops.index("write") if "write" in self.ops else -1
+        self.pool = (None if plan.stress_values
+                     else keymod.value_pool(plan.spec.column_count, plan.spec.column_size, plan.rng_seed))
         self.read_index = self.ops.index("read") if "read" in self.ops else -1
 
     # -- op source ---------------------------------------------------------------------------
@@ -215,7 +220,8 @@ class Worker:
         (after DRAIN_TIMEOUT_S). A bug in a loop propagates."""
         plan = self.plan
         stream = keymod.OpStream(plan.spec, [w for _, w in op_weights(plan.spec)], plan.index,
-                                 plan.processes, rng_seed=plan.rng_seed + salt, write_index=self.write_index)
+                                 plan.processes, rng_seed=plan.rng_seed + salt, write_index=self.write_index,
+                                 batch=STRESS_VALUES_BATCH if self.pool is None else 4096, pool=self.pool)
         take = self._source(stream, phase)
         loop_fn = self._paced if phase.schedule is not None else self._unpaced
         tasks = [asyncio.ensure_future(loop_fn(phase, take)) for _ in range(plan.concurrency)]
