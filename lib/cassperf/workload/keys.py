@@ -70,6 +70,8 @@ STRESS_SEED_MULTIPLIER = 10**16 + 1
 STRESS_KEY_SALT = -6294861599187687378
 _LCG_MULT, _LCG_ADD, _LCG_MASK = np.uint64(0x5DEECE66D), np.uint64(0xB), np.uint64((1 << 48) - 1)
 _UNIFORM_HIGH = 100_000_000_000        # Generator's default identity distribution, uniform(1..100B)
+_FASTER_RANDOM_MULT = np.int64(2685821657736338717)   # FasterRandom.nextLong's multiplier
+_HASH_MULT = np.int64(31)              # PartitionIterator.seed: seed = 31 * seed + byte
 
 
 def _java_next(state: np.ndarray, bits: int) -> tuple[np.ndarray, np.ndarray]:
@@ -85,14 +87,35 @@ def _java_next_double(state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return state, ((high << np.uint64(27)) + low).astype(np.float64) * 2.0**-53
 
 
+def _java_set_seed(seed: np.ndarray) -> np.ndarray:
+    """java.util.Random.setSeed on an int64 array: the 48-bit states."""
+    return (seed.view(np.uint64) ^ _LCG_MULT) & _LCG_MASK
+
+
+def _java_next_long(state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """java.util.Random.nextLong(): ((long) next(32) << 32) + next(32), both ints signed."""
+    state, high = _java_next(state, 32)
+    state, low = _java_next(state, 32)
+    high = high.astype(np.uint32).view(np.int32).astype(np.int64)
+    low = low.astype(np.uint32).view(np.int32).astype(np.int64)
+    with np.errstate(over="ignore"):
+        return state, (high << np.int64(32)) + low
+
+
+def _uniform_draw(state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A Generator's identity distribution, uniform(1..100B): commons-math's
+    UniformRealDistribution over [1, 100B + 1), truncated and bounded, one draw per state."""
+    state, u = _java_next_double(state)
+    return state, np.clip((u * (_UNIFORM_HIGH + 1.0) + (1.0 - u) * 1.0).astype(np.int64), 1, _UNIFORM_HIGH)
+
+
 def keys_for(seeds: np.ndarray) -> list[bytes]:
     """cassandra-stress's 10-byte keys (simple mode, keyspace1.standard1) for population values."""
     with np.errstate(over="ignore"):
         seed = np.asarray(seeds, dtype=np.int64) * np.int64(STRESS_SEED_MULTIPLIER)   # wraps, as a Java long
-    state = ((seed ^ np.int64(STRESS_KEY_SALT)).view(np.uint64) ^ _LCG_MULT) & _LCG_MASK   # Random.setSeed
-    state, _ = _java_next_double(state)            # HexBytes: the draw that seeds the size (FIXED(10))
-    _, u = _java_next_double(state)                # the draw whose nibbles are the key
-    value = np.clip((u * (_UNIFORM_HIGH + 1.0) + (1.0 - u) * 1.0).astype(np.int64), 1, _UNIFORM_HIGH)
+    state = _java_set_seed(seed ^ np.int64(STRESS_KEY_SALT))
+    state, _ = _uniform_draw(state)                # HexBytes: the draw that seeds the size (FIXED(10))
+    _, value = _uniform_draw(state)                # the draw whose nibbles are the key
     shifts = np.arange(KEY_BYTES, dtype=np.uint64) * np.uint64(4)
     nibbles = ((value.view(np.uint64)[:, None] >> shifts[None, :]) & np.uint64(15)).astype(np.uint8)
     return np.ascontiguousarray(_ALPHABET[nibbles]).view(f"S{KEY_BYTES}").ravel().tolist()
@@ -131,31 +154,6 @@ def op_blocks(weights: list[int], blocks: int, rng: np.random.Generator) -> np.n
     return out.ravel()
 
 
-_FASTER_RANDOM_MULT = np.int64(2685821657736338717)
-_HASH_MULT = np.int64(31)
-
-
-def _java_set_seed(seed: np.ndarray) -> np.ndarray:
-    """java.util.Random.setSeed on an int64 array: the 48-bit states."""
-    return (seed.view(np.uint64) ^ _LCG_MULT) & _LCG_MASK
-
-
-def _java_next_long(state: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """java.util.Random.nextLong(): ((long) next(32) << 32) + next(32), both ints signed."""
-    state, high = _java_next(state, 32)
-    state, low = _java_next(state, 32)
-    high = high.astype(np.uint32).view(np.int32).astype(np.int64)
-    low = low.astype(np.uint32).view(np.int32).astype(np.int64)
-    with np.errstate(over="ignore"):
-        return state, (high << np.int64(32)) + low
-
-
-def _uniform_identity(seed: np.ndarray) -> np.ndarray:
-    """A Generator's first identity draw after setSeed(seed ^ salt): uniform(1..100B), truncated."""
-    _, u = _java_next_double(_java_set_seed(seed))
-    return np.clip((u * (_UNIFORM_HIGH + 1.0) + (1.0 - u) * 1.0).astype(np.int64), 1, _UNIFORM_HIGH)
-
-
 @functools.lru_cache(maxsize=64)
 def column_salt(index: int) -> int:
     """GeneratorConfig's salt of value column C<index>: murmur3 of b"randomstrC<index>"."""
@@ -164,21 +162,9 @@ def column_salt(index: int) -> int:
     return int(murmur3(f"randomstrC{index}".encode("ascii")))
 
 
-#: rows per stress_values chunk: its arrays stay in cache (4096 rows of 5 x 818 bytes took 6-14 us
-#: per row at once, page faults included)
-VALUES_CHUNK = 512
-
-
 def stress_values(keys: list[bytes], column_count: int, column_size: int) -> list[tuple[bytes, ...]]:
     """The column values cassandra-stress writes for these keys: per key, ``column_count``
     blobs of ``column_size`` bytes (see the module doc)."""
-    out: list[tuple[bytes, ...]] = []
-    for start in range(0, len(keys), VALUES_CHUNK):
-        out += _stress_values(keys[start:start + VALUES_CHUNK], column_count, column_size)
-    return out
-
-
-def _stress_values(keys: list[bytes], column_count: int, column_size: int) -> list[tuple[bytes, ...]]:
     if not keys:
         return []
     raw = np.frombuffer(b"".join(keys), dtype=np.int8).reshape(len(keys), -1).astype(np.int64)
@@ -187,7 +173,7 @@ def _stress_values(keys: list[bytes], column_count: int, column_size: int) -> li
         for j in range(raw.shape[1]):        # PartitionIterator.seed: seed = 31 * seed + byte
             row_seed = row_seed * _HASH_MULT + raw[:, j]
     salts = np.array([column_salt(c) for c in range(column_count)], dtype=np.int64)
-    identity = _uniform_identity((row_seed[:, None] ^ salts[None, :]).ravel())    # row-major: row, column
+    _, identity = _uniform_draw(_java_set_seed((row_seed[:, None] ^ salts[None, :]).ravel()))   # row-major
     state, xs = _java_next_long(_java_set_seed(~identity))                        # FasterRandom.setSeed(~seed)
     longs = -(-column_size // 8)
     out = np.empty((longs, len(identity)), dtype=np.int64)    # long k of every value: contiguous writes
@@ -281,6 +267,3 @@ def value_pool(column_count: int, column_size: int, rng_seed: int = 0) -> list[t
     rng = np.random.default_rng(rng_seed)
     raw = rng.integers(0, 256, size=(VALUE_POOL, column_size), dtype=np.uint8)
     return [tuple(np.roll(raw[r], c).tobytes() for c in range(column_count)) for r in range(VALUE_POOL)]
-
-
-
