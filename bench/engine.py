@@ -412,21 +412,21 @@ def main() -> None:
         if args.warmup:     # a fresh JVM (JIT, first flushes and compactions) would slow whoever runs first
             r = measure(wanted[0], "unlimited", args.warmup)
             print(f"warm-up (not counted): {wanted[0]} unlimited for {args.warmup} s, {r.get('ops_s', 0):,.0f} ops/s")
+        def one_round(rnd: int, op: str, rate: str) -> None:
+            """Every tool once, the order reversed every other round (who goes first alternates)."""
+            print(f"\nround {rnd + 1}: {op} at {'an unlimited rate' if rate == 'unlimited' else rate}, "
+                  f"concurrency {args.concurrency}, {args.duration} s each")
+            for name in wanted if rnd % 2 == 0 else wanted[::-1]:
+                r = measure(name, rate, args.duration, op=op)
+                results.setdefault(f"{name} {op} {rate}", []).append(r)
+                print(_line(name, r), flush=True)
+
         ops = args.ops.split(",")
         for rnd in range(args.rounds):       # writes first: the reads below get a table of their own
-            order = wanted if rnd % 2 == 0 else wanted[::-1]    # alternate who goes first
             if "write" in ops:
-                print(f"\nround {rnd + 1}: write at an unlimited rate, concurrency {args.concurrency}, {args.duration} s each")
-                for name in order:
-                    r = measure(name, "unlimited", args.duration, op="write")
-                    results.setdefault(f"{name} write unlimited", []).append(r)
-                    print(_line(name, r), flush=True)
-            for rate in rates if args.fixed_rate else []:
-                print(f"round {rnd + 1}: fixed={rate}/s, {args.duration} s each")
-                for name in order:
-                    r = measure(name, f"fixed={rate}/s", args.duration)
-                    results.setdefault(f"{name} write fixed={rate}/s", []).append(r)
-                    print(_line(name, r), flush=True)
+                one_round(rnd, "write", "unlimited")
+            for rate in rates:
+                one_round(rnd, "write", f"fixed={rate}/s")
         if "read" in ops:
             # Reads interleaved with the write rounds measured the write rounds' flushes and
             # compactions, and whoever read first after them lost (2026-11-22: the same engine
@@ -449,12 +449,7 @@ def main() -> None:
                 r = measure(wanted[0], "unlimited", args.read_warmup, op="read")
                 print(f"warm-up (not counted): {wanted[0]} reads for {args.read_warmup} s, {r.get('ops_s', 0):,.0f} ops/s")
             for rnd in range(args.rounds):
-                order = wanted if rnd % 2 == 0 else wanted[::-1]
-                print(f"\nround {rnd + 1}: read at an unlimited rate, concurrency {args.concurrency}, {args.duration} s each")
-                for name in order:
-                    r = measure(name, "unlimited", args.duration, op="read")
-                    results.setdefault(f"{name} read unlimited", []).append(r)
-                    print(_line(name, r), flush=True)
+                one_round(rnd, "read", "unlimited")
         if args.memory_duration:
             print(f"\nmemory: acsylla engine, fixed={rates[0]}/s for {args.memory_duration} s")
             r = measure("acsylla", f"fixed={rates[0]}/s", args.memory_duration)
@@ -465,7 +460,7 @@ def main() -> None:
                     marks = [rss[min(len(rss) - 1, int(f * (len(rss) - 1)))] for f in (0, 0.25, 0.5, 0.75, 1.0)]
                     print(f"  {who} RSS at 0/25/50/75/100% of the run: {marks} MiB (max {max(rss)})")
             results["memory"] = [r]
-        _print_targets(results, ops, rates if args.fixed_rate else [])
+        _print_targets(results, ops, rates)
         print("\nbest of rounds (ops/s, workers us/op):")
         for key, rs in results.items():
             ok = [r for r in rs if "error" not in r]

@@ -95,7 +95,6 @@ def _run_tool(args: argparse.Namespace, spec: Any, labels: dict[str, str], clust
 
     from cassperf.results.store import RunWriter
     from cassperf.sampler import ClusterSampler
-
     from cassperf.workload.engine import create_schema
 
     # the schema first, as the engine makes it: a keyspace that exists with another schema is a
