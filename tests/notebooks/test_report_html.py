@@ -6,6 +6,8 @@ a failed notebook is published, marked at its failing cell and listed as failed.
 
 from __future__ import annotations
 
+import base64
+import gzip
 import re
 import shutil
 import subprocess
@@ -17,7 +19,7 @@ import pytest
 
 from cassperf import config
 from cassperf.report import run_reports
-from cassperf.report.html import PLOTLY_BUNDLE_ID, export_html
+from cassperf.report.html import PLOTLY_BUNDLE_ID, export_html, plotly_js
 from tests.notebooks.reportkit import open_in_chromium, write_notebook
 
 pytestmark = pytest.mark.notebook
@@ -109,11 +111,15 @@ def _html(published, name: str) -> str:
 @pytest.mark.parametrize("name, figures", [("00-log-explorer.html", 3), ("01-figures.html", 2), ("02-fails.html", 0)])
 def test_plotly_js_is_inside_exactly_once_and_nothing_is_fetched(published, name, figures):
     page = _html(published, name)
-    assert page.count(f'<script id="{PLOTLY_BUNDLE_ID}"') == (1 if figures else 0)
-    assert len(re.findall(r"plotly\.js v\d", page)) == (1 if figures else 0), "the library's banner, once"
+    bundles = re.findall(rf'<script id="{PLOTLY_BUNDLE_ID}" type="application/gzip\+base64">([^<]*)</script>', page)
+    assert len(bundles) == (1 if figures else 0)
+    if figures:
+        assert gzip.decompress(base64.b64decode(bundles[0])).decode() == plotly_js(), "the installed plotly.js"
+    assert "plotly.js v" not in page, "and no other copy (nor a renderer's inline one)"
     assert page.count('<div class="cassperf-figure">') == figures
     assert not re.search(r"<script[^>]+src=", page), "no script from anywhere else (works offline)"
     assert not re.search(r"<link[^>]+href=[\"']https?:", page)
+    assert len(page) < 3_000_000 if figures else len(page) < 600_000, "plotly.js gzip'd: about 1.9 MB"
 
 
 @pytest.mark.parametrize("name", ["00-log-explorer.html", "01-figures.html", "02-fails.html"])

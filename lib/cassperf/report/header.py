@@ -62,7 +62,7 @@ def describe_cluster(cluster: Any) -> dict[str, Any]:
               "release_version": str(r["release_version"]), "up": bool(r["up"])} for _, r in frame.iterrows()]
     desc = dict(getattr(cluster, "description", {}) or {})
     versions = sorted({n["release_version"] for n in nodes})
-    return {"name": desc.get("name"), "kind": "embedded (local nodes)" if desc.get("kind") == "LocalCluster"
+    return {"name": desc.get("name"), "kind": "embedded: nodes on this machine" if desc.get("kind") == "LocalCluster"
             else "your cluster", "cassandra_version": ", ".join(versions) or desc.get("cassandra_version"),
             "heap_mb": desc.get("heap_mb"), "nodes": nodes,
             "datacenters": dict(Counter(n["datacenter"] for n in nodes))}
@@ -111,8 +111,10 @@ def _cluster_html(cluster: Mapping[str, Any] | None) -> str:
     rows = [("Cassandra", cluster.get("cassandra_version") or "unknown"),
             ("Nodes", f"{len(nodes)} ({up} up)"),
             ("Data centers", ", ".join(f"{dc}: {n} node{'s' if n != 1 else ''}" for dc, n in dcs.items()) or "unknown")]
+    if cluster.get("kind"):
+        rows.insert(0, ("Kind", cluster["kind"]))
     if cluster.get("name"):
-        rows.insert(0, ("Name", f"{cluster['name']} ({cluster.get('kind', '')})" if cluster.get("kind") else cluster["name"]))
+        rows.insert(0, ("Name", cluster["name"]))
     if cluster.get("heap_mb"):
         rows.append(("Heap per node", f"{cluster['heap_mb']} MB"))
     body = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>" for k, v in rows)
