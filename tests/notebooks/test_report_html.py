@@ -182,3 +182,26 @@ def test_papermill_reads_a_parameter_file_as_it_is(published, tmp_path):
     nb = nbformat.read(out, as_version=4)
     errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"]
     assert [(e.ename, e.evalue) for e in errors] == [("RuntimeError", "disk full on node7")]
+
+
+def test_a_notebook_drawn_with_plotlys_notebook_renderer_still_ships_plotly_js_once(tmp_path):
+    """plotly's 'notebook' renderer puts plotly.js into the notebook's first figure output and
+    has every figure draw itself at load: the exporter drops that copy and ships its own, plain."""
+    from cassperf.report.execute import execute
+
+    src = write_notebook(tmp_path, "01-legacy.ipynb", "rows: int = 1  # unused", [
+        'import plotly.graph_objects as go\nimport plotly.io as pio\npio.renderers.default = "notebook"\n'
+        'go.Figure(go.Bar(x=["write", "read"], y=[5000, 4000]))',
+        'go.Figure(go.Scatter(x=[1, 2, 3], y=[3, 1, 2]))'])
+    out = tmp_path / "executed.ipynb"
+    assert execute(src, out).ok
+    executed = nbformat.read(out, as_version=4)
+    assert sum("window.PlotlyConfig" in str(o.get("data", {})) for c in executed.cells if c.cell_type == "code"
+               for o in c.outputs) == 1, "the renderer embedded plotly.js once, in an output of its own"
+    exported = export_html(out, tmp_path / "legacy.html")
+    page = (tmp_path / "legacy.html").read_text()
+    assert exported.figures == 2
+    assert len(re.findall(r"plotly\.js v\d", page)) == 1 and "window.PlotlyConfig" not in page
+    rendered = open_in_chromium(tmp_path / "legacy.html", tmp_path / "profile")
+    assert rendered.console == []
+    assert rendered.dom.count('class="main-svg"') >= 2 * 2, "both figures drew"

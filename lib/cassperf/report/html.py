@@ -80,7 +80,7 @@ body.jp-Notebook{max-width:68rem;margin:0 auto;padding:18px 28px 40px;
 .cassperf-banner a{color:#b71c1c}
 .cassperf-banner pre{font-weight:400;white-space:pre-wrap;margin:6px 0 0;font-size:12.5px}
 .celltag_cassperf-failed{outline:2px solid #c62828;outline-offset:3px;border-radius:2px;margin:8px 0}
-.celltag_papermill-error-cell-tag .jp-RenderedHTMLCommon span{font-size:15px!important;font-weight:600}
+.cassperf-stopped{color:#c62828;font:600 15px system-ui,sans-serif;margin-top:10px}
 """
 
 # One script draws every figure from its JSON once plotly.js is there: inline (it ran in the
@@ -194,6 +194,9 @@ def prepare(nb: nbformat.NotebookNode, show_code: bool) -> tuple[int, Failure | 
         tags = cell.get("metadata", {}).get("tags", [])
         if "papermill-error-cell-tag" in tags and "An Exception was encountered" in cell.source:
             continue  # replaced by the banner, which says more
+        if "papermill-error-cell-tag" in tags and 'id="papermill-error-cell"' in cell.source and failure:
+            cell["source"] = (f'<div id="papermill-error-cell" class="cassperf-stopped">The notebook stopped here: '
+                              f'the cell below raised {html.escape(failure.ename)}.</div>')
         if cell.cell_type == "code":
             outputs = []
             for out in cell.get("outputs", []):
