@@ -223,3 +223,18 @@ def test_fuzz_mutated_fixtures_give_a_result_or_a_parse_error() -> None:
 def test_fuzz_random_text_after_a_header_never_raises_anything_but_parse_error() -> None:
     texts = st.text(max_size=400).map(lambda t: f"{HEADER}\n{t}")
     assert fuzz_parser(parse_stress20_log, texts, "fuzz2.log") == FUZZ_EXAMPLES
+
+
+# --- import into the results store -------------------------------------------------------------
+
+def test_a_2_0_log_imports_as_a_stored_run_with_its_summary_and_labels(tmp_path: Path) -> None:
+    from cassperf.results.catalog import import_parsed
+    from cassperf.results.store import load_run
+
+    (run_id,) = import_parsed(parse(HERE / CAPPETTA), labels={"deployment": "dsc2.0"}, root=tmp_path)
+    stored = load_run(run_id, root=tmp_path)
+    assert stored.manifest["format"] == "cassandra-stress-2.0" and stored.manifest["complete"] is True
+    assert stored.labels == {"threads": "50", "deployment": "dsc2.0"}
+    assert stored.summary.iloc[0][["op", "rate_ops_s", "latency_p50_ms", "duration_s"]].tolist() == [
+        "insert", 990, 40.7, 109]
+    assert len(stored.intervals) == 11 and stored.manifest["summary_basis"].startswith("the tool's 'Averages")

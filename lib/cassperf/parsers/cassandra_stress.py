@@ -15,6 +15,15 @@ summary    the Results block: one row per op type named in its brackets
 
 The closing auto-rate table (`4 threadCount, insert, ...`) becomes tables["thread_summary"].
 
+Early 2.1 (2.1.0 to about 2.1.6; see cassandra_stress_rows): interval rows without an op-type
+column become op "total" rows (manifest format_generation "2.1-early", extra column
+adj_row_rate_s); such rows arriving without their header get the header their field count implies
+(18: the 2.1.x releases', 12: the betas'), with a warning; the auto-rate table's `4 threads` ids
+are read like `4 threadCount`; Results blocks without per-op brackets need no `Total partitions` /
+`Total errors` lines to be complete (early 2.1 did not print them). An output that holds only the
+auto-rate table (its runs cut or elided) gives that table, no runs, complete=False.
+cassandra-stress 2.0's CSV output is another format: cassandra_stress_legacy ("cassandra-stress-2.0").
+
 Line rules (documented, counted): the settings dump, the user-mode profile dump (its structural
 rule is in cassandra_stress_settings; kept in manifest settings 'Profile'), `Insert Statement:`
 with the statement after it (settings 'Insert Statement'), the tool's own chatter (`Sleeping
