@@ -54,6 +54,17 @@ Cross-checks (a warning each when they fail, never a fix): the last row's elapse
 rates (when the key count is known: -n, else the last total of a run that reached END); the
 latency averages are within 0.1 ms of the mean of the middle rows' printed (one-decimal) values.
 
+Sources read for the above (public code, read not copied): apache/cassandra
+tools/stress/src/org/apache/cassandra/stress/StressStatistics.java @ a8a2ffb976f124e55576bac37cfb73e3bea92b4d
+(the averages block, its 10%-90% rule, `latency.getMedian()`, the key-rate-for-both call);
+datastax/cassandra tools/stress/src/org/apache/cassandra/stress/Session.java @ 67dea1bfdf967a7608266cbb69c1101b85425b85
+(`Metrics.newTimer(Session.class, "latency")`, the defaults above); the 2.0-era StressAction.java
+as kept in forks of apache/cassandra (the row format string and `latency.getMedian()`; apache's own
+2.0 StressAction was not reachable here: its repository snapshot is over the fetch limit);
+yammer metrics-core 2.x Timer (`new Histogram(SampleType.BIASED)`, milliseconds by default); the
+DataStax 2.0 page "Interpreting the output of cassandra-stress" (docs.datastax.com/en/cassandra/2.0/
+cassandra/tools/toolsCStressOutput_c.html), whose "average latency" the code contradicts.
+
 Line rules: the header starts a run; rows of 7 numbers (a decimal-comma locale's 10 fields too);
 `Created keyspaces...`, `Keyspace ... already exists`-style chatter and blank lines are skipped;
 `Operation [N] retried ...` lines (consumer errors, printed among the rows) are counted per run
