@@ -19,6 +19,7 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
 from cassperf.errors import ConfigError
@@ -267,3 +268,31 @@ def test_mdadm_detail_output_is_parsed_into_the_arrays_and_devices_tables() -> N
     assert (arrays["raid_level"].iloc[0], arrays["chunk_size_bytes"].iloc[0], arrays["raid_devices"].iloc[0]) == (
         "raid0", 524288, 2)
     assert list(detail.tables["devices"]["path"]) == ["/dev/nvme2n1", "/dev/nvme0n1"]
+
+
+# --- the step runner: real mdadm commands that change nothing -----------------------------------
+
+def test_steps_run_in_order_record_output_and_exit_code_and_stop_at_the_first_failure(loops: list[str]) -> None:
+    """run_runbook reaches its step runner only past the checks and with the md driver present,
+    which this kernel lacks; the runner itself is shown here with read-only mdadm commands."""
+    from cassperf.storage.raid_runbook import _execute_steps
+
+    _need_mdadm()
+    assert not os.path.exists(MD)
+    plan = [Command(("mdadm", "--stop", MD), "stop an array that is not there",
+                    nothing_to_do=("No such file or directory", "No such device")),
+            Command(("mdadm", "--detail", "--scan"), "list arrays"),
+            Command(("mdadm", "--examine", loops[0]), "read a member's superblock (there is none)"),
+            Command(("mdadm", "--detail", "--scan"), "never reached")]
+    before = [_first_mib(d) for d in loops]
+    result = _execute_steps(plan, [], timeout_s=60)
+    frame = result.frame()
+    assert not result.ok
+    assert list(frame["status"]) == ["nothing to do", "ok", "failed", "not run"]
+    assert list(frame["exit_code"][:3]) == [1, 0, 1] and pd.isna(frame["exit_code"].iloc[3])
+    assert f"error opening {MD}: No such file or directory" in frame["stderr"].iloc[0]
+    assert f"No md superblock detected on {loops[0]}" in frame["stderr"].iloc[2]
+    assert result.message == (f"step 3 (mdadm --examine {loops[0]}) failed with exit 1: mdadm: No md superblock "
+                              f"detected on {loops[0]}.; step 4 not run")
+    assert [_first_mib(d) for d in loops] == before and not os.path.exists(MD)
+

@@ -41,7 +41,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from cassperf.errors import ConfigError
+from cassperf.errors import ConfigError, ParseError
 from cassperf.parsers.base import ParseResult
 from cassperf.storage import blockdev
 
@@ -269,6 +269,12 @@ def run_runbook(plan: Sequence[Command], allow_destructive: bool = False, device
     if why is not None:
         return RunbookResult(False, f"not run: {why}; no mdadm command was run and no device was touched",
                              records + [_not_run(i, c) for i, c in enumerate(plan, 1)])
+    return _execute_steps(plan, records, timeout_s)
+
+
+def _execute_steps(plan: Sequence[Command], records: list[StepRecord], timeout_s: float) -> RunbookResult:
+    """Run the steps in order, recording each; stop at the first failure (the rest 'not run').
+    No checks here: run_runbook calls it only after check_runbook and the md-driver check."""
     detail: ParseResult | None = None
     for i, cmd in enumerate(plan, 1):
         record = _run(cmd, i, timeout_s)
@@ -277,11 +283,17 @@ def run_runbook(plan: Sequence[Command], allow_destructive: bool = False, device
             said = (record.stderr or record.stdout).strip().splitlines()
             rest = [_not_run(j, c) for j, c in enumerate(plan[i:], i + 1)]
             records.extend(rest)
-            tail = f"; steps {i + 1}-{len(plan)} not run" if rest else ""
+            tail = "" if not rest else f"; step {i + 1} not run" if len(rest) == 1 else \
+                f"; steps {i + 1}-{len(plan)} not run"
             return RunbookResult(False, f"step {i} ({cmd.shell}) failed with exit {record.exit_code}: "
                                         f"{said[-1] if said else 'no output'}{tail}", records)
-        if cmd.argv[:2] == ("mdadm", "--detail") and len(cmd.argv) == 3 and record.status == "ok":
-            detail = detail_of(record.stdout, cmd.shell)
+        if cmd.argv[:2] == ("mdadm", "--detail") and len(cmd.argv) == 3 and MD_DEVICE_RE.match(cmd.argv[2]) \
+                and record.status == "ok":
+            try:
+                detail = detail_of(record.stdout, cmd.shell)
+            except ParseError as exc:
+                return RunbookResult(True, f"ran {len(plan)} steps; the array's mdadm --detail could not be "
+                                           f"parsed: {exc}", records)
     return RunbookResult(True, f"ran {len(plan)} steps", records, detail)
 
 
