@@ -16,7 +16,8 @@ output and exit code recorded, stopping at the first failure. Before anything ru
 one line (`RunbookRefused`), when: allow_destructive is not True; no explicit device list is given;
 a device of the plan is not in that list, is not a block device, holds the root filesystem (is
 the root device, its disk, a partition of that disk, or under an md/dm root), is mounted (it or a
-partition of it), is swap, or is held by another device; the mount point to unmount holds the root
+partition of it; mounts this process can see), is swap, or is held by another device; the root
+filesystem's device cannot be told (an overlay root: nothing can be cleared as safe); the mount point to unmount holds the root
 filesystem or a device outside the plan; a command is not umount/mdadm. Then it needs mdadm
 (`make mdadm` installs it) and the kernel's md driver: without /proc/mdstat it tries
 `modprobe md_mod` where modprobe exists, and otherwise fails with one message, having run no mdadm
@@ -174,6 +175,9 @@ def check_runbook(plan: Sequence[Command], allow_destructive: bool, devices: Seq
         if dev not in allowed:
             raise RunbookRefused(f"not run: {dev} is in the plan but not in devices={list(devices)}")
     root = blockdev.root_family()
+    if not root:
+        raise RunbookRefused("not run: cannot tell which block device holds the root filesystem (/ is not on a "
+                             "block device this process can see), so no device can be cleared as safe")
     swap = blockdev.swap_devices()
     named = {}
     for dev in members:
