@@ -202,7 +202,10 @@ def test_two_runs_pasted_together_become_two_runs() -> None:
     result = parse_stress20_log(text, "two.log")
     assert [len(r.intervals) for r in result.runs] == [11, 11]
     assert [r.manifest["run_index"] for r in result.runs] == [1, 2]
-    # the command line comes after the first run; it names both (the output cannot tell)
+    # the command line echoed before the second header belongs to the second run only
+    assert [r.manifest["ops"] for r in result.runs] == [["unknown"], ["insert"]]
+    assert [r.manifest["command"] for r in result.runs] == [None, "-d agent2,agent3,agent1 -n 100000"]
+    assert [w.line_no for w in result.warnings] == [2]
     assert result.runs[1].summary.iloc[0]["rate_ops_s"] == 990
 
 

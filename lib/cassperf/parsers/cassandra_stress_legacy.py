@@ -35,7 +35,8 @@ the last ~5 minutes) of the whole run so far, so a row's percentiles are NOT the
 (manifest latency_window). The timer spans the operation's retries: service time with retries
 (latency_type "service").
 
-The op type is not printed. It is the `-o/--operation` of an echoed command line (`cassandra-stress
+The op type is not printed. It is the `-o/--operation` of the command line echoed before the run's
+header (`cassandra-stress
 -d node1 -n 200000`: no -o, so Session's default INSERT), lower case: insert, read, range_slice,
 indexed_range_slice, multi_get, counter_add, counter_get. Without a command line it is "unknown",
 with one warning.
@@ -161,6 +162,9 @@ class _Run:
     client_errors: int = 0
     first_error: tuple[int, str] | None = None
     last_line: int = 0
+    command: str | None = None                 # the command line echoed before this run's header
+    command_line: int | None = None
+    options: dict[str, str] = field(default_factory=dict)
 
 
 def _number(token: str) -> float:
@@ -235,7 +239,9 @@ def _scan(text: str, result: ParseResult) -> _Scan:
                 raise ParseError(result.source, line_no, line,
                                  f"the cassandra-stress 2.0 header {HEADER!r} (this parser reads 2.0's columns; "
                                  "other pre-2.1 layouts are not supported: convert the file or drop the run)")
-            scan.runs.append(_Run(index=len(scan.runs) + 1, header_line=line_no, last_line=line_no))
+            scan.runs.append(_Run(index=len(scan.runs) + 1, header_line=line_no, last_line=line_no,
+                                  command=scan.command, command_line=scan.command_line, options=scan.options))
+            scan.command, scan.command_line, scan.options = None, None, {}      # one command per run
             scan.in_averages = False
             continue
         if run is not None and not run.ended:
@@ -335,16 +341,16 @@ def _build(run: _Run, scan: _Scan) -> Any:
         result.warn(line_no, line, expected)
         texts.append(str(result.warnings[-1]))
 
-    options = scan.options
-    if scan.command is not None:
+    options = run.options
+    if run.command is not None:
         raw_op = options.get("operation", DEFAULT_OPERATION).lower()
         op = raw_op
         if raw_op not in _OPERATIONS:
-            warn(scan.command_line, None, f"an -o/--operation of {', '.join(o.upper() for o in _OPERATIONS)}; "
+            warn(run.command_line, None, f"an -o/--operation of {', '.join(o.upper() for o in _OPERATIONS)}; "
                                           f"kept {raw_op!r} as the op name")
-        threads = _int_option(options, "threads", DEFAULT_THREADS, result, scan.command_line or 0, scan.command)
-        num_keys: int | None = _int_option(options, "num_keys", DEFAULT_NUM_KEYS, result, scan.command_line or 0,
-                                           scan.command)
+        threads = _int_option(options, "threads", DEFAULT_THREADS, result, run.command_line or 0, run.command)
+        num_keys: int | None = _int_option(options, "num_keys", DEFAULT_NUM_KEYS, result, run.command_line or 0,
+                                           run.command)
     else:
         op, threads, num_keys = "unknown", None, None
         warn(run.header_line, None, "an echoed cassandra-stress command line (its -o/--operation names the op "
@@ -387,8 +393,8 @@ def _build(run: _Run, scan: _Scan) -> Any:
         "tool": "cassandra-stress",
         "tool_version": "2.0",
         "format_generation": "2.0",
-        "command": scan.command,
-        "command_source": "echo" if scan.command is not None else None,
+        "command": run.command,
+        "command_source": "echo" if run.command is not None else None,
         "threads": threads,
         "num_keys": num_keys,
         "latency_type": "service",
