@@ -201,3 +201,15 @@ def test_a_large_histogram_window_merges_exactly() -> None:
     assert stats["count"] == total and stats["rate_ops_s"] == total / 3
     assert stats["latency_p99_ms"] == pytest.approx(2.0, rel=1e-3)   # 6,900 slow of 300,900: 2.3% > 1%
     assert stats["latency_p999_ms"] == pytest.approx(90.0, rel=1e-3)
+
+
+def test_histograms_that_state_their_absolute_start_are_placed_on_the_run_clock() -> None:
+    # cassandra-stress's HDR log counts from its own start; the run (and its events) from started_utc,
+    # here 7 s earlier: the log's interval [1, 2) is the run's [8, 9)
+    samples = [[1_000_000 * (i + 1)] * 10 for i in range(6)]
+    rows = [("WRITE-rt", float(i), float(i + 1), hdr.histogram_from_samples(samples[i], LAYOUT)) for i in range(6)]
+    run = read_hdr_log(write_hdr_log(rows, start_epoch_s=1_763_900_000.0)).runs[0]
+    run.manifest["started_utc"] = pd.Timestamp(1_763_900_000.0 - 7.0, unit="s", tz="UTC").isoformat()
+    stats = window_stats(run, Window(8.0, 9.0), "write")
+    assert (stats["count"], stats["latency_p50_ms"]) == (10, pytest.approx(2.0, rel=1e-3))
+    assert run_window(run).end_s == pytest.approx(13.0)

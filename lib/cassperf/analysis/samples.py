@@ -22,6 +22,7 @@ from cassperf import hdr
 from cassperf.analysis.select import (
     AnalysisError,
     choose_tag,
+    histogram_bounds,
     in_window,
     interval_counts,
     op_rows,
@@ -163,8 +164,7 @@ def op_samples(run: Run, op: str, start_s: float = -np.inf, end_s: float = np.in
     if tag is not None:
         h = run.histograms
         h = h[(h["tag"] == tag).fillna(False).to_numpy()]
-        start = h["start_s"].to_numpy(dtype="float64", na_value=np.nan)
-        end = h["end_s"].to_numpy(dtype="float64", na_value=np.nan)
+        start, end = histogram_bounds(run, h)
         sel = in_window(start, end, start_s, end_s)
         order = np.argsort(end[sel], kind="stable")
         encoded = h["encoded"].to_numpy()[sel][order].tolist()

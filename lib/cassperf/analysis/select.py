@@ -13,7 +13,9 @@ under a fixed rate, coordinated omission corrected), `-wt` wait time (never a la
 Times are seconds since the run's start (`time_s`, the end of an interval). An interval's start
 is its `start_s` column when the producer wrote one (the engine does), else `time_s - interval_s`,
 else the previous interval end of the same op (the first interval: one typical interval length
-before its end, never before 0).
+before its end, never before 0). A histogram row that states its absolute start
+(`start_epoch_s`, as HDR logs with a StartTime do) is placed by it on the run's clock
+(`started_utc`): cassandra-stress's HDR log counts from its own start, not the run's.
 """
 
 from __future__ import annotations
@@ -122,6 +124,20 @@ def interval_bounds(rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
             prev = np.concatenate([[max(ends[0] - typical, 0.0)], ends[:-1]])
             start[order] = prev
     return start, end
+
+
+def histogram_bounds(run: Run, rows: pd.DataFrame) -> tuple[np.ndarray, np.ndarray]:
+    """(start_s, end_s) of histogram rows on the run's clock (see the module docstring)."""
+    start = rows["start_s"].to_numpy(dtype="float64", na_value=np.nan)
+    end = rows["end_s"].to_numpy(dtype="float64", na_value=np.nan)
+    started = run.manifest.get("started_utc")
+    if "start_epoch_s" not in rows.columns or not started:
+        return start, end
+    epoch = pd.to_numeric(rows["start_epoch_s"], errors="coerce").to_numpy(dtype="float64", na_value=np.nan)
+    ts = pd.Timestamp(started)
+    t0 = (ts.tz_localize("UTC") if ts.tzinfo is None else ts).timestamp()
+    placed = np.where(np.isfinite(epoch), epoch - t0, start)
+    return placed, placed + (end - start)
 
 
 def op_rows(run: Run, op: str, tag: str | None = None) -> pd.DataFrame:

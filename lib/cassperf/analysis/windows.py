@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 
 from cassperf.analysis.samples import PERCENTILE_COLUMNS, OpSamples, op_samples
-from cassperf.analysis.select import AnalysisError, in_window, interval_bounds, run_name
+from cassperf.analysis.select import AnalysisError, histogram_bounds, in_window, interval_bounds, run_name
 from cassperf.results.model import Run
 
 
@@ -78,8 +78,9 @@ def run_window(run: Run, name: str = "run") -> Window:
         starts.append(float(np.nanmin(s)))
         ends.append(float(np.nanmax(e)))
     if not run.histograms.empty:
-        starts.append(float(run.histograms["start_s"].min()))
-        ends.append(float(run.histograms["end_s"].max()))
+        s, e = histogram_bounds(run, run.histograms)
+        starts.append(float(np.nanmin(s)))
+        ends.append(float(np.nanmax(e)))
     if not starts:
         raise AnalysisError(f"run {run_name(run)}: no intervals and no histograms")
     return Window(min(starts), max(ends), name)
