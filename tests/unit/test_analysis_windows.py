@@ -213,3 +213,11 @@ def test_histograms_that_state_their_absolute_start_are_placed_on_the_run_clock(
     stats = window_stats(run, Window(8.0, 9.0), "write")
     assert (stats["count"], stats["latency_p50_ms"]) == (10, pytest.approx(2.0, rel=1e-3))
     assert run_window(run).end_s == pytest.approx(13.0)
+
+
+def test_slice_histograms_by_window_and_tag() -> None:
+    run, _ = make_run({"write": lognormal(1.0, per_interval=5)}, 10)
+    from cassperf.analysis import slice_histograms
+    rows = slice_histograms(run, Window(2.0, 5.0), "WRITE-rt")
+    assert rows["start_s"].tolist() == [2.0, 3.0, 4.0] and set(rows["tag"]) == {"WRITE-rt"}
+    assert len(slice_histograms(run, Window(2.0, 5.0))) == 6

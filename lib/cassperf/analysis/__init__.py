@@ -23,6 +23,7 @@ from cassperf.analysis.windows import (
     Window,
     phase_window,
     run_window,
+    slice_histograms,
     slice_intervals,
     slice_metrics,
     window_before,
@@ -32,6 +33,6 @@ from cassperf.analysis.windows import (
 __all__ = [
     "AnalysisError", "Comparison", "SteadyState", "SweepPlan", "Window", "compare_groups", "compare_runs",
     "compare_windows", "fmt_micros", "fmt_ms", "fmt_pct", "fmt_rate", "pending", "phase_table", "phase_window",
-    "run_window", "runs_frame", "slice_intervals", "slice_metrics", "stability", "steady_state", "window_before",
+    "run_window", "runs_frame", "slice_histograms", "slice_intervals", "slice_metrics", "stability", "steady_state", "window_before",
     "window_stats",
 ]

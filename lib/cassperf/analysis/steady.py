@@ -14,7 +14,9 @@ nothing else):
    MSER(d) = sum_{j>d} (b_j - mean(b_{d..m}))^2 / (m - d)^2 is computed; the first d that
    minimises it is dropped (5 d intervals). Only the first half is searched: beyond it the
    statistic rewards throwing data away and is known to mis-fire. Fewer than 10 intervals
-   (2 batches) are too few: nothing is dropped and the note says so.
+   (2 batches) are too few: nothing is dropped and the note says so. On a run that was steady
+   from the start MSER-5 may still drop a few batches where noise happens to make the rest
+   look tighter: that costs precision, not bias, and never more than half the run.
 
 Why MSER-5: it needs no parameter tuned per run (a fixed trim must guess how long a JIT, the
 page cache and compaction take to settle, which depends on the machine and the data size),

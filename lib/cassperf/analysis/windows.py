@@ -142,6 +142,20 @@ def slice_intervals(run: Run, window: Window) -> pd.DataFrame:
     return out[in_window(start, end, window.start_s, window.end_s)].reset_index(drop=True)
 
 
+def slice_histograms(run: Run, window: Window, tag: str | None = None) -> pd.DataFrame:
+    """The run's histogram rows (of `tag`, or all) whose midpoint lies in the window, with
+    start_s and end_s on the run's clock (select.histogram_bounds)."""
+    rows = run.histograms
+    if tag is not None:
+        rows = rows[(rows["tag"] == tag).fillna(False).to_numpy()]
+    out = rows.copy()
+    if out.empty:
+        return out.reset_index(drop=True)
+    out["start_s"], out["end_s"] = histogram_bounds(run, rows)
+    return out[in_window(out["start_s"].to_numpy(), out["end_s"].to_numpy(), window.start_s, window.end_s)] \
+        .reset_index(drop=True)
+
+
 def slice_metrics(run: Run, window: Window) -> pd.DataFrame:
     """The run's metric samples taken in [start_s, end_s), with a `time_s` column (seconds since
     the manifest's started_utc; a source with only relative times keeps its own time_s)."""
