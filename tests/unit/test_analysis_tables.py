@@ -92,3 +92,22 @@ def test_runs_frame_rows_per_op_and_error_share() -> None:
     assert frame["errors"].tolist() == [10 * n, 10 * n]
     assert frame["error_share"].tolist() == pytest.approx([10 / 100, 10 / 55])
     assert runs_frame([run], op="delete").empty
+
+
+def test_phase_table_write_row_can_combine_writes_and_deletes_from_their_histograms() -> None:
+    """The published Write rows count every mutation: ("write", ["write", "delete"]) sums the
+    two ops' histograms interval by interval; the p99 is the pooled samples' p99."""
+    from tests.unit.analysis_runs import pooled_stats
+
+    from cassperf.analysis import Window
+
+    run, drawn = make_run({"read": lognormal(5.0, 0.5, 50), "write": lognormal(0.5, 0.3, 40),
+                           "delete": lognormal(4.0, 0.3, 10)}, 20, seed=9)
+    table = phase_table(run, Window(0, 10), Window(10, 20), ops=("read", ("write", ["write", "delete"])), reps=50)
+    assert table["Metric"].tolist() == PUBLISHED_ROWS
+    row = table.set_index("Metric")
+    assert row.loc["Write Throughput", "steady_value"] == 50.0          # 40 writes + 10 deletes a second
+    pooled = pooled_stats(drawn["write"][10:] + drawn["delete"][10:])
+    assert row.loc["Write Latency p99", "phase_value"] == pooled["latency_p99_ms"] * 1000
+    writes_only = pooled_stats(drawn["write"][10:])["latency_p99_ms"] * 1000
+    assert row.loc["Write Latency p99", "phase_value"] > writes_only  # the deletes' tail is in it

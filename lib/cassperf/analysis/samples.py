@@ -11,7 +11,8 @@ the interval rows' columns are used and `merged` is False: their percentiles can
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
@@ -182,3 +183,43 @@ def op_samples(run: Run, op: str, start_s: float = -np.inf, end_s: float = np.in
     note = "no HDR histograms: percentiles are count-weighted means of per-interval percentiles, not merged"
     return OpSamples(run_name(run), op, None, kind, unit, rows["start_s"].to_numpy(dtype="float64"),
                      rows["end_s"].to_numpy(dtype="float64"), count, mean, rows, None, pct, note)
+
+
+def combine(parts: Sequence[OpSamples], op: str) -> OpSamples:
+    """Several ops of one run as one (e.g. "write" = write + delete: the mutations), interval
+    by interval: counts added, histograms summed bucket by bucket (never percentiles averaged).
+    The parts must cover the same intervals (same end times), as one tool's ops do."""
+    if not parts:
+        raise AnalysisError(f"combine {op!r}: no ops to combine")
+    first = parts[0]
+    if len(parts) == 1:
+        return replace(first, op=op)
+    for p in parts[1:]:
+        if p.n != first.n or not np.allclose(p.end_s, first.end_s):
+            raise AnalysisError(f"run {first.run}: ops {first.op!r} and {p.op!r} have different intervals; "
+                                f"they cannot be combined as {op!r}")
+        if (p.hist is None) != (first.hist is None):
+            raise AnalysisError(f"run {first.run}: ops {first.op!r} and {p.op!r}: one has histograms, one not")
+    count = sum(p.count for p in parts)
+    rows = pd.concat([p.rows for p in parts], ignore_index=True)
+    hist = None
+    if first.hist is not None:
+        layouts = {(p.hist.layout.lowest, p.hist.layout.significant_figures) for p in parts if p.hist is not None}
+        if len(layouts) > 1:
+            raise AnalysisError(f"run {first.run}: histograms of different precision cannot be combined")
+        index = np.unique(np.concatenate([p.hist.index for p in parts if p.hist is not None]))
+        matrix = np.zeros((first.n, len(index)), dtype=np.int64)
+        for p in parts:
+            assert p.hist is not None
+            matrix[:, np.searchsorted(index, p.hist.index)] += p.hist.matrix
+        layout = hdr.Layout(first.hist.layout.lowest, max(p.hist.layout.highest for p in parts if p.hist),
+                            first.hist.layout.significant_figures)
+        hist = HistCounts(layout, index.astype(np.int64), matrix)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean = np.where(count > 0, hist.latency_sums_ms(first.unit) / count, np.nan)
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            mean = np.where(count > 0, sum(np.nan_to_num(p.mean_ms) * p.count for p in parts) / count, np.nan)
+    note = "; ".join(dict.fromkeys(p.note for p in parts if p.note))
+    return replace(first, op=op, tag="+".join(str(p.tag) for p in parts), count=count, mean_ms=mean, rows=rows,
+                   hist=hist, pct=None, note=note)

@@ -5,7 +5,7 @@ sweep: rf, op, threads, cl, run a/b, ...), the WorkloadSpec, the tool, and an op
 ``before`` action (e.g. empty the caches for a cold run "a"). :func:`execute` runs the steps
 one after another through the one entry point (``cassperf.workload.run.run_spec``).
 
-Resuming. Every step's labels carry ``spec``, a short hash of the workload and tool. A step
+Resuming. Every step's labels carry ``spec_key``, a short hash of the workload and tool. A step
 whose labels match a stored run that is complete and not failed is skipped, so a sweep
 stopped half-way (Ctrl-C, a crash, a killed kernel) and started again runs only the rest.
 Data matters as much as labels: a step is only skipped while the keyspace it uses still
@@ -22,6 +22,7 @@ from typing import Any
 
 import pandas as pd
 
+from cassperf.analysis.sweep import SPEC_KEY_LABEL, done_mask
 from cassperf.results.catalog import catalog
 from cassperf.results.store import read_manifest
 from cassperf.workload.spec import WorkloadSpec
@@ -49,7 +50,7 @@ class Step:
     @property
     def full_labels(self) -> dict[str, str]:
         return {**{k: str(v) for k, v in self.labels.items()}, "tool": self.tool,
-                "spec": spec_key(self.spec, self.tool)}
+                SPEC_KEY_LABEL: spec_key(self.spec, self.tool)}
 
     @property
     def title(self) -> str:
@@ -71,17 +72,6 @@ def stored_runs(root: str | Path | None = None, **label_filters: str) -> pd.Data
         return frame.assign(failed=pd.Series(dtype="bool"))
     failed = [bool(read_manifest(Path(p)).get("failed", False)) for p in frame["path"]]
     return frame.assign(failed=failed)
-
-
-def _matching(runs: pd.DataFrame, labels: Mapping[str, str]) -> pd.DataFrame:
-    if runs.empty:
-        return runs
-    keep = pd.Series(True, index=runs.index)
-    for key, value in labels.items():
-        if key not in runs.columns:
-            return runs.iloc[0:0]
-        keep &= runs[key].astype("string").fillna("") == str(value)
-    return runs[keep]
 
 
 def _keyspaces(cluster: Any) -> set[str]:
@@ -109,8 +99,7 @@ def execute(steps: Sequence[Step], cluster: Any, *, root: str | Path | None = No
     try:
         for i, step in enumerate(steps, 1):
             labels = step.full_labels
-            done = _matching(runs, labels)
-            done = done[done["complete"] & ~done["failed"]] if not done.empty else done
+            done = runs[done_mask(labels, runs)] if not runs.empty else runs
             if resume and not done.empty and step.spec.keyspace in present:
                 outcomes.append(Outcome(step, str(done["run_id"].iloc[-1]), "skipped", "stored already"))
                 log(f"[{i}/{len(steps)}] {step.title}: stored already as {done['run_id'].iloc[-1]}, skipped")
