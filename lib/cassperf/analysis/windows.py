@@ -215,3 +215,8 @@ def window_stats(run: Run, window: Window, op: str, latency_type: str | None = N
     stats.update({"window": window.name, "start_s": window.start_s, "end_s": window.end_s,
                   "note": "; ".join(notes)})
     return stats
+
+
+def started_at(run: Run) -> pd.Timestamp:
+    """The UTC instant of the run's time_s 0 (manifest started_utc)."""
+    return _started(run)

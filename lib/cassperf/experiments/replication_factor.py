@@ -110,3 +110,129 @@ def plan(study: RFStudy) -> list[Step]:
     for rf in study.mixed_rfs:
         add("mixed", rf, "mixed", study.mixed_ops, study.read_threads, study.cl, "b", uniform)
     return steps
+
+
+# -- analysis of stored runs (pure functions over Runs) --------------------------------------
+
+SOURCE = "../shared/studies/000_3ef1c0e852c7379d.txt"
+#: the labels that name a point of the sweep (analyse_only groups stored or imported runs by them)
+POINT_LABELS = ("part", "rf", "op", "threads", "cl", "run")
+
+
+def results(runs: Sequence[Any]) -> Any:
+    """One row per run and op: its labels and HDR-merged figures over its steady window
+    (cassperf.analysis.runs_frame), with rf and threads as numbers."""
+    import pandas as pd
+
+    from cassperf.analysis import runs_frame
+
+    frame = runs_frame(runs)
+    if frame.empty:
+        return frame
+    op_label = "label_op" if "label_op" in frame.columns else None
+    if op_label is not None:    # a mixed run has read and write rows; keep both, named by the data
+        frame = frame.drop(columns=[op_label])
+    for col in ("rf", "threads"):
+        if col in frame.columns:
+            frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("Int64")
+    return frame
+
+
+def part(frame: Any, name: str, **where: Any) -> Any:
+    """The rows of one part of the study (and label values), sorted by rf, threads, run, cl."""
+    if frame.empty or "part" not in frame.columns:
+        return frame.iloc[0:0]
+    keep = frame["part"] == name
+    for key, value in where.items():
+        keep &= frame[key].astype(str) == str(value)
+    out = frame[keep.fillna(False)]
+    order = [c for c in ("rf", "threads", "run", "cl") if c in out.columns]
+    return out.sort_values(order).reset_index(drop=True)
+
+
+def _run(runs: Sequence[Any], **labels: Any) -> Any:
+    found = [r for r in runs if all(str(r.labels.get(k)) == str(v) for k, v in labels.items())]
+    return found[-1] if found else None
+
+
+def claims(runs: Sequence[Any], study: RFStudy, reps: int = 1000) -> Any:
+    """The published findings checked on these runs (cassperf.analysis.claims)."""
+    from cassperf.analysis.claims import FAILS, HOLDS, NOT_SHOWN, Claim, alike, claims_frame, describe, higher, lower
+    from cassperf.analysis.compare import compare_runs
+
+    def cmp(a: Any, b: Any, op: str, metric: str = "rate_ops_s") -> Any:
+        return compare_runs(a, b, op, metric, reps=reps) if a is not None and b is not None else None
+
+    shared = ("all nodes and the client share this machine's 2 cores: a replica costs CPU here, "
+              "not a network hop or another server's disk")
+    rows: list[Claim] = []
+    writes = {rf: _run(runs, part="rf-write", rf=rf) for rf in study.rfs}
+    rf1, others = writes.get(1), [rf for rf in study.rfs if rf > 1 and writes.get(rf) is not None]
+    if rf1 is not None and others:
+        comps = {rf: cmp(writes[rf], rf1, "write") for rf in others}
+        verdicts = [higher(c) for c in comps.values()]
+        verdict = NOT_SHOWN if NOT_SHOWN in verdicts else HOLDS if all(v == HOLDS for v in verdicts) else FAILS
+        rows.append(Claim("Writes at RF 1 are much faster than at any higher RF (LOCAL_QUORUM)", SOURCE,
+                          "; ".join(describe(c, f"RF 1 vs RF {rf}") for rf, c in comps.items()), verdict,
+                          "RF 1's write ops/s significantly above every higher RF's", shared))
+    else:
+        rows.append(Claim("Writes at RF 1 are much faster than at any higher RF (LOCAL_QUORUM)", SOURCE,
+                          "needs RF 1 and a higher RF", NOT_SHOWN, "", ""))
+    c23 = cmp(writes.get(2), writes.get(3), "write")
+    rows.append(Claim("RF 2 and RF 3 write at about the same rate at LOCAL_QUORUM (both wait for 2 replicas)",
+                      SOURCE, describe(c23, "RF 3 vs RF 2 write ops/s"), alike(c23, 15.0),
+                      "the 95% CI of the difference lies within +-15%", shared))
+    reads = {(rf, r): _run(runs, part="rf-read", rf=rf, run=r) for rf in study.rfs for r in ("a", "b")}
+    top = max((rf for rf in study.rfs if rf > 1), default=None)
+    if 1 in study.rfs and top is not None and all(reads.get((rf, r)) for rf in (1, top) for r in ("a", "b")):
+        ca, cb = cmp(reads[(1, "a")], reads[(top, "a")], "read"), cmp(reads[(1, "b")], reads[(top, "b")], "read")
+        gap_a, gap_b = -ca.change_pct, -cb.change_pct
+        usable = NOT_SHOWN not in (lower(ca), lower(cb))
+        verdict = (HOLDS if gap_b > gap_a else FAILS) if usable else NOT_SHOWN
+        rows.append(Claim("The RF cost on reads is larger on the warm run b than on the cold run a", SOURCE,
+                          f"RF {top} below RF 1: run a {gap_a:+.1f}% ({ca.verdict}); run b {gap_b:+.1f}% ({cb.verdict})",
+                          verdict, "the drop from RF 1 to the highest RF is larger in run b (one run each: the "
+                                   "gap's own difference is not tested)",
+                          "run a is cold by flushed memtables, invalidated key/row caches and a dropped page cache; "
+                          "without a node restart Cassandra's chunk cache stays warm, and the data of this small "
+                          "run fits in memory, so run a is only partly cold"))
+    rf_cl = study.cl_sweep_rf
+    lq_b = reads.get((rf_cl, "b"))
+    one = _run(runs, part="cl-read", rf=rf_cl, cl="ONE")
+    two = _run(runs, part="cl-read", rf=rf_cl, cl="TWO")
+    c1 = cmp(reads.get((1, "b")), one, "read")
+    rows.append(Claim(f"Reads at CL ONE on RF {rf_cl} run about as fast as RF 1 reads (run b)", SOURCE,
+                      describe(c1, f"CL ONE on RF {rf_cl} vs RF 1 LOCAL_QUORUM"), alike(c1, 15.0),
+                      "the 95% CI of the difference lies within +-15%", shared))
+    c2 = cmp(lq_b, two, "read")
+    rows.append(Claim(f"Reads at CL TWO on RF {rf_cl} run about as fast as LOCAL_QUORUM reads on RF {rf_cl} "
+                      f"(both read 2 replicas)", SOURCE,
+                      describe(c2, f"CL TWO vs LOCAL_QUORUM on RF {rf_cl}"), alike(c2, 15.0),
+                      "the 95% CI of the difference lies within +-15%", shared))
+    mixed = [(rf, _run(runs, part="mixed", rf=rf)) for rf in sorted(study.mixed_rfs)]
+    steps = [(a, b, cmp(ra, rb, "read")) for (a, ra), (b, rb) in zip(mixed, mixed[1:], strict=False)]
+    if steps:
+        verdicts = [lower(c) for _, _, c in steps]
+        verdict = NOT_SHOWN if NOT_SHOWN in verdicts else HOLDS if all(v == HOLDS for v in verdicts) else FAILS
+        rows.append(Claim("50/50 mixed throughput falls as RF rises", SOURCE,
+                          "; ".join(describe(c, f"RF {b} vs RF {a} (reads of the mix)") for a, b, c in steps),
+                          verdict, "each higher RF's ops/s significantly below the one before", shared))
+    sweep = {rf: sorted(((int(r.labels["threads"]), r) for r in runs
+                         if r.labels.get("part") == "threads-write" and str(r.labels.get("rf")) == str(rf)),
+                        key=lambda x: x[0]) for rf in study.thread_sweep_rfs}
+    shapes = []
+    for rf, points in sweep.items():
+        if len(points) >= 2:
+            c = cmp(points[-2][1], points[-1][1], "write")
+            shapes.append((rf, points[-2][0], points[-1][0], c))
+    if shapes:
+        verdicts = [HOLDS if (c is not None and not (c.significant and c.change_pct > 10)) else FAILS
+                    for *_, c in shapes]
+        rows.append(Claim("Write ops/s stop growing at high client thread counts, alike for RF 1 and RF 3", SOURCE,
+                          "; ".join(describe(c, f"RF {rf}: {t2} vs {t1} threads") for rf, t1, t2, c in shapes),
+                          HOLDS if all(v == HOLDS for v in verdicts) else FAILS,
+                          "from the second-highest to the highest thread count ops/s rise by no more than 10% "
+                          "(or not significantly)",
+                          "the study saw the taper above ~256 threads on 6 servers; on 2 shared cores it comes "
+                          "far sooner"))
+    return claims_frame(rows)

@@ -23,6 +23,7 @@ from typing import Any
 import pandas as pd
 
 from cassperf.analysis.sweep import SPEC_KEY_LABEL, done_mask
+from cassperf.errors import ConfigError
 from cassperf.results.catalog import catalog
 from cassperf.results.store import read_manifest
 from cassperf.workload.spec import WorkloadSpec
@@ -141,3 +142,50 @@ def outcomes_frame(outcomes: Sequence[Outcome]) -> pd.DataFrame:
     return pd.DataFrame([{**o.step.labels, "run_id": o.run_id, "status": o.status, "note": o.note}
                          for o in outcomes])
 
+
+
+def parse_label_filter(text: str) -> dict[str, str]:
+    """``"source=paper,dc=dc1"`` -> ``{"source": "paper", "dc": "dc1"}`` (a notebook parameter)."""
+    out: dict[str, str] = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"label filter {part!r}: expected KEY=VALUE[,KEY=VALUE...], e.g. 'source=prod'")
+        out[key.strip()] = value.strip()
+    return out
+
+
+def latest_runs(group_by: Sequence[str], root: str | Path | None = None, **label_filters: str) -> list[Any]:
+    """The newest complete, non-failed run per distinct value of the ``group_by`` labels among
+    the runs with ``label_filters`` (stored by a sweep, or imported with those labels), loaded.
+    A run without one of the group_by labels is grouped under "" for it."""
+    from cassperf.results.store import load_run
+
+    runs = stored_runs(root, **label_filters)
+    if runs.empty:
+        return []
+    runs = runs[runs["complete"] & ~runs["failed"]]
+    keys = [k for k in group_by if k in runs.columns]
+    if keys:
+        grouped = runs.assign(**{k: runs[k].astype("string").fillna("") for k in keys})
+        newest = grouped.sort_values("run_id").groupby(keys, sort=False).tail(1)
+    else:
+        newest = runs.sort_values("run_id")
+    return [load_run(Path(p)) for p in newest.sort_values("run_id")["path"]]
+
+
+#: Above this many operations in one run the embedded cluster (every node on this machine) would
+#: take hours: such a parameter set is for a real cluster.
+EMBEDDED_MAX_OPS = 2_000_000
+
+
+def check_embedded_scale(contact_points: str, **sizes: int) -> None:
+    """Refuse published-scale sizes (e.g. rows=10,000,000) on the embedded cluster, naming the
+    parameter and the fix, instead of a run that would not finish."""
+    if contact_points.strip():
+        return
+    for name, value in sizes.items():
+        if value > EMBEDDED_MAX_OPS:
+            raise ConfigError(f"{name}={value:,} is the published scale, for a real cluster: on the embedded "
+                              f"cluster (every node on this machine) it would take hours. Give contact_points of "
+                              f"your cluster (-p contact_points 10.0.0.4,...), or use the local parameter set")
