@@ -12,7 +12,7 @@ LAB_PORT ?= 8888
 
 .DEFAULT_GOAL := help
 
-.PHONY: help setup jars browser report lab test test-unit latte bench cluster-start cluster-status cluster-stop cluster-destroy clean
+.PHONY: help setup jars browser mdadm report lab test test-unit latte bench cluster-start cluster-status cluster-stop cluster-destroy clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-16s %s\n", $$1, $$2}'
@@ -41,7 +41,11 @@ lab: setup ## JupyterLab on notebooks/, local only (127.0.0.1, token auth): open
 browser: ## headless Chromium (Debian package) for the browser checks of HTML reports
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || echo "chromium absent and not root: browser checks will be skipped (apt-get install chromium)"; }
 
-test: jars browser ## all tests, real Cassandra nodes included
+mdadm: ## mdadm (Debian package, no recommends) for the RAID runbook's tests; needs root
+	@command -v mdadm >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mdadm >/dev/null) || echo "mdadm absent and not root: the runbook's mdadm tests will be skipped (apt-get install mdadm)"; }
+	@command -v mdadm >/dev/null && mdadm --version || true
+
+test: jars browser mdadm ## all tests, real Cassandra nodes included
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 test-unit: setup ## quick tests only (no Cassandra nodes)
