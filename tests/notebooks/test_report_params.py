@@ -169,3 +169,21 @@ def test_every_parameter_file_of_the_project_is_a_plain_mapping_of_its_notebooks
         data = yaml.safe_load(path.read_text())
         assert isinstance(data, dict), f"{path}: a mapping"
         resolve(nb, str(path))  # raises on an unknown key or a wrong type
+
+
+def test_a_parameter_papermill_cannot_read_is_named_with_its_line_and_the_fix(home):
+    """papermill skips a parameters line whose comment holds quotes; `-p` or a file naming that
+    parameter gets one line saying so, not 'not a parameter'."""
+    nb = write_notebook(home / "notebooks", "03-quoted.ipynb",
+                        'rows: int = 10  # rows\ncontact_points: str = ""  # yours; "" = the embedded cluster', [])
+    with pytest.raises(ConfigError) as exc:
+        resolve(nb, "local", {"contact_points": "10.0.0.5"})
+    assert str(exc.value) == ("explicit parameter: 'contact_points' is in the parameters cell of 03-quoted.ipynb (line 2) "
+                              "but papermill cannot read that line: 'contact_points: str = \"\"  # yours; \"\" = the "
+                              "embedded cluster'; write its comment without quotes (e.g. '# ... empty = the embedded "
+                              "cluster')")
+    mine = home / "mine.yaml"
+    mine.write_text("contact_points: 10.0.0.5\n")
+    with pytest.raises(ConfigError, match=re.escape(f"{mine}: 'contact_points' is in the parameters cell of "
+                                                    "03-quoted.ipynb (line 2)")):
+        resolve(nb, str(mine))

@@ -24,7 +24,7 @@ def test_parameters_are_typed_commented_and_inferred_by_papermill(name):
     inferred = papermill.inspect_notebook(str(path))
     assert list(inferred) == [ln.split(":")[0] for ln in lines], "papermill must infer every parameter"
     for line in lines:
-        assert re.match(r"^\w+: (str|int|float|bool) = .+  # \S", line), f"{name}: {line!r}"
+        assert re.match(r"^\w+: (str|int|float|bool|list|dict) = .+  # \S", line), f"{name}: {line!r}"
         assert not re.search(r"password|secret|token|credential", line.split("#")[0], re.I), \
             f"{name}: credentials come from the environment, never from parameters: {line!r}"
     for p in inferred.values():

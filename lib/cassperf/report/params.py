@@ -16,6 +16,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -76,6 +77,22 @@ def notebook_parameters(path: Path) -> dict[str, Parameter]:
                             p.get("help") or "") for name, p in inferred.items()}
 
 
+def unread_parameters(path: Path, inferred: dict[str, Parameter]) -> dict[str, tuple[int, str]]:
+    """Parameters of the `parameters` cell papermill could not read (name -> line number, line):
+    papermill skips a line it cannot parse (e.g. a comment with quotes in it), and then
+    `--help-notebook`, `-p` and the parameter sets do not know that parameter."""
+    import nbformat
+
+    nb = nbformat.read(path, as_version=4)
+    cells = [c for c in nb.cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+    unread = {}
+    for no, line in enumerate(cells[0].source.splitlines() if cells else [], 1):
+        m = re.match(r"^(\w+)\s*(?::[^=]+)?=", line)
+        if m and m.group(1) not in inferred:
+            unread[m.group(1)] = (no, line)
+    return unread
+
+
 def load_parameter_file(path: Path) -> dict[str, Any]:
     """A YAML file of `name: value` lines; an empty file is an empty set."""
     try:
@@ -95,19 +112,30 @@ def load_parameter_file(path: Path) -> dict[str, Any]:
     return {str(k): v for k, v in data.items()}
 
 
-_TYPES: dict[str, tuple[type, ...]] = {"str": (str,), "int": (int,), "float": (int, float), "bool": (bool,)}
+_TYPES: dict[str, tuple[type, ...]] = {"str": (str,), "int": (int,), "float": (int, float), "bool": (bool,),
+                                      "list": (list,), "dict": (dict,)}
 
 
-def check_values(values: dict[str, Any], params: dict[str, Parameter], source: str, notebook: str) -> None:
-    """Raise one ConfigError for the first key of `values` that `notebook` does not declare, or
-    whose value is not of the declared type (str, int, float, bool)."""
+def _unread_error(source: str, key: str, notebook: Path, line_no: int, line: str) -> ConfigError:
+    return ConfigError(f"{source}: {key!r} is in the parameters cell of {notebook.name} (line {line_no}) but papermill "
+                       f"cannot read that line: {line.strip()!r}; write its comment without quotes "
+                       "(e.g. '# ... empty = the embedded cluster')")
+
+
+def check_values(values: dict[str, Any], params: dict[str, Parameter], source: str, notebook: Path) -> None:
+    """Raise one ConfigError for the first key of `values` that `notebook` does not declare (or
+    declares on a line papermill cannot read), or whose value is not of the declared type
+    (str, int, float, bool, list, dict)."""
     for key, value in values.items():
         if key not in params:
-            raise ConfigError(f"{source}: {key!r} is not a parameter of {notebook}; its parameters: "
+            unread = unread_parameters(notebook, params)
+            if key in unread:
+                raise _unread_error(source, key, notebook, *unread[key])
+            raise ConfigError(f"{source}: {key!r} is not a parameter of {notebook.name}; its parameters: "
                               f"{', '.join(params)}")
         allowed = _TYPES.get(params[key].type_name)
         if allowed and (not isinstance(value, allowed) or (isinstance(value, bool) and bool not in allowed)):
-            raise ConfigError(f"{source}: {key} = {value!r} is a {type(value).__name__}; {notebook} declares "
+            raise ConfigError(f"{source}: {key} = {value!r} is a {type(value).__name__}; {notebook.name} declares "
                               f"{key}: {params[key].type_name} (e.g. {key}: {params[key].default!r})")
 
 
@@ -136,7 +164,7 @@ def set_label(parameter_set: str) -> str:
 
 def _from_text(value: Any, param: Parameter) -> Any:
     """A command-line value ('-p rows 100') in the declared type: YAML scalars for non-str."""
-    if isinstance(value, str) and param.type_name in ("int", "float", "bool"):
+    if isinstance(value, str) and param.type_name in ("int", "float", "bool", "list", "dict"):
         try:
             return yaml.safe_load(value)
         except yaml.YAMLError:
@@ -162,10 +190,14 @@ def resolve(notebook: Path, parameter_set: str = "local", explicit: dict[str, An
     path = set_file(parameter_set, notebook)
     if path is not None:
         values = load_parameter_file(path)
-        check_values(values, declared, str(path), notebook.name)
+        check_values(values, declared, str(path), notebook)
         given.update(values)
+    unread = unread_parameters(notebook, declared) if set(explicit or {}) - set(declared) else {}
+    for key in (explicit or {}):
+        if key in unread:
+            raise _unread_error("explicit parameter", key, notebook, *unread[key])
     chosen = {k: _from_text(v, declared[k]) for k, v in (explicit or {}).items() if k in declared}
-    check_values(chosen, declared, "explicit parameter", notebook.name)
+    check_values(chosen, declared, "explicit parameter", notebook)
     given.update(chosen)
     effective = {name: p.default for name, p in declared.items()}
     effective.update(given)
