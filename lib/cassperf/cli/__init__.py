@@ -5,7 +5,7 @@ Each subcommand module defines `register(subparsers)`, adding its parser and set
 (no traceback) with exit code 2; so is an OSError no command turned into one (a file that
 cannot be read or written: its path and the reason). When the reader of stdout goes away
 (`cassperf parse FILE | head -1`), the command stops quietly, exit 141 (128 + SIGPIPE), as
-Unix tools do.
+Unix tools do. Warnings of cassperf's own kinds are printed as one `cassperf: warning: ...` line.
 """
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ import os
 import select
 import signal
 import sys
+import warnings
+from collections.abc import Callable
+from typing import TextIO
 
 from cassperf.errors import CassperfError
 
@@ -64,8 +67,21 @@ def _os_error_line(exc: OSError) -> str:
     return f"{where}: {reason}" if where else reason
 
 
+def _one_line_warnings(previous: Callable[..., None]) -> Callable[..., None]:
+    """A warnings.showwarning printing cassperf's warnings as one line, any other as `previous` does."""
+    def show(message: Warning | str, category: type[Warning], filename: str, lineno: int,
+             file: TextIO | None = None, line: str | None = None) -> None:
+        if category.__module__.startswith("cassperf."):
+            print(f"cassperf: warning: {message}", file=sys.stderr)
+        else:
+            previous(message, category, filename, lineno, file, line)
+    return show
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    previous_show = warnings.showwarning
+    warnings.showwarning = _one_line_warnings(previous_show)
     try:
         code = int(args.func(args) or 0)
         sys.stdout.flush()                     # a closed pipe shows here, not at interpreter exit
@@ -85,6 +101,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("cassperf: interrupted", file=sys.stderr)
         return 130
+    finally:
+        warnings.showwarning = previous_show
 
 
 if __name__ == "__main__":
