@@ -5,11 +5,13 @@ Credentials exported for a cluster that does not ask for them (no authentication
 cluster, a remote one with AllowAllAuthenticator) are not used; the first session of a handle
 says so once (UnusedCredentialsWarning). How it can tell: the driver makes an authenticator for
 every connection, but asks it for a response only when the node answers STARTUP with
-AUTHENTICATE; `CredentialsProvider` records whether that happened.
+AUTHENTICATE; `CredentialsProvider` records whether that happened. The driver's own notice of
+it (a WARNING log line per connection) is dropped in favour of that one warning.
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import warnings
 from abc import ABC, abstractmethod
@@ -30,6 +32,17 @@ PASSWORD_ENV = "CASSPERF_PASSWORD"
 
 class UnusedCredentialsWarning(UserWarning):
     """Credentials are exported, but the cluster did not ask for any: they are not used."""
+
+
+class _DriverAuthNoticeFilter(logging.Filter):
+    """Drops cassandra-driver's 'An authentication challenge was not sent, this is suspicious ...'
+    (WARNING, once per connection: three for one node) that UnusedCredentialsWarning replaces."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("An authentication challenge was not sent")
+
+
+logging.getLogger("cassandra.connection").addFilter(_DriverAuthNoticeFilter())
 
 
 class _RecordedAuthenticator(PlainTextAuthenticator):
