@@ -157,6 +157,15 @@ def _scrub_text(text: str) -> str:
     return _SECRET_IN_TEXT.sub(_redact_match, text)
 
 
+def secret_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each value in `text` that `scrub_secrets(text)` replaces with REDACTED, in
+    order: for finding secrets in files that are kept as they came. The rule is slow on long runs
+    of word characters (more than cubic); callers scanning files apply it to short windows."""
+    spans = [m.span("value") for m in _SECRET_IN_URL.finditer(text)]
+    spans += [m.span("value") for m in _SECRET_IN_TEXT.finditer(text) if _redact_match(m) != m[0]]
+    return sorted(spans)
+
+
 def scrub_secrets(obj: Any) -> Any:
     """A copy of `obj` with secrets redacted: values of keys matching
     password|passwd|secret|token|credential|api_key (any case, at any depth, except the
