@@ -49,6 +49,7 @@ def study_env(tmp_path_factory):
 def _execute(name: str, out_dir: Path, **extra) -> nbformat.NotebookNode:
     params = yaml.safe_load((config.notebooks_dir() / "params" / "test" / f"{Path(name).stem}.yaml").read_text())
     params.update(cluster_name="studytest", first_address=ADDRESS, **extra)
+    out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / name
     papermill.execute_notebook(str(config.notebooks_dir() / name), str(out), parameters=params,
                                cwd=str(config.notebooks_dir()), progress_bar=False, kernel_name="python3")
