@@ -120,7 +120,6 @@ def test_replication_factor_notebook_stores_every_point_and_tables_match_the_run
         ("rf-read", "3", "read", "32", "LOCAL_QUORUM", "a"), ("rf-read", "3", "read", "32", "LOCAL_QUORUM", "b"),
         ("cl-read", "3", "read", "32", "ONE", "b"), ("cl-read", "3", "read", "32", "TWO", "b"),
         ("threads-write", "1", "write", "8", "LOCAL_QUORUM", "a"),
-        ("threads-write", "1", "write", "32", "LOCAL_QUORUM", "a"),
         ("mixed", "1", "mixed", "32", "LOCAL_QUORUM", "b"), ("mixed", "3", "mixed", "32", "LOCAL_QUORUM", "b")])
     assert runs["complete"].all()
     out = _json_outputs(nb)
@@ -138,8 +137,8 @@ def test_replication_factor_notebook_stores_every_point_and_tables_match_the_run
     # a second run of the same sweep runs nothing: every point is stored already
     again = _execute("01-replication-factor.ipynb", tmp_path / "again")
     text = "\n".join(str(o.get("text", "")) for c in again.cells for o in c.get("outputs", []))
-    assert text.count("stored already") == 12
-    assert len(catalog(study="replication-factor", experiment="test")) == 12
+    assert text.count("stored already") == 11
+    assert len(catalog(study="replication-factor", experiment="test")) == 11
     # analyse_only rebuilds the same tables from the store without a cluster
     only = _execute("01-replication-factor.ipynb", tmp_path / "only", analyse_only=True)
     assert _json_outputs(only)["claims"] == out["claims"]

@@ -33,9 +33,9 @@ class RFStudy:
     """The study's parameters (the notebook's parameters cell, validated)."""
 
     rfs: Sequence[int] = (1, 2, 3, 4, 5, 6)
-    rows: int = 10_000                      # keys written per RF (the study: 10,000,000)
-    reads: int = 5_000                      # reads per read run (the study: 3,000,000)
-    mixed_ops: int = 5_000                  # ops per mixed run (the study: 3,000,000)
+    rows: int = 3_000                       # keys written per RF (the study: 10,000,000)
+    reads: int = 3_000                      # reads per read run (the study: 3,000,000)
+    mixed_ops: int = 3_000                  # ops per mixed run (the study: 3,000,000)
     write_threads: int = 64                 # the study: 256
     read_threads: int = 64                  # the study: 128
     cl: str = "LOCAL_QUORUM"
@@ -95,18 +95,21 @@ def plan(study: RFStudy) -> list[Step]:
         labels = {**base, "part": part, "rf": str(rf), "op": op, "threads": str(threads), "cl": cl, "run": run}
         steps.append(Step(labels, _spec(study, rf, op, n, threads, cl, pop), study.tool, before))
 
-    cold = (lambda cluster: make_cold(cluster, restart=study.cold_restart))
+    def cold(rf: int) -> Any:
+        return lambda cluster: make_cold(cluster, restart=study.cold_restart, keyspace=study.keyspace(rf))
     every_rf = sorted(set(study.rfs) | set(study.thread_sweep_rfs) | set(study.mixed_rfs)
                       | ({study.cl_sweep_rf} if study.cl_sweep else set()))
     for rf in every_rf:
         add("rf-write", rf, "write", study.rows, study.write_threads, study.cl, "a", written)
         if rf in study.rfs:
-            add("rf-read", rf, "read", study.reads, study.read_threads, study.cl, "a", uniform, cold)
+            add("rf-read", rf, "read", study.reads, study.read_threads, study.cl, "a", uniform, cold(rf))
             add("rf-read", rf, "read", study.reads, study.read_threads, study.cl, "b", uniform)
     for cl in study.cl_sweep:
         add("cl-read", study.cl_sweep_rf, "read", study.reads, study.read_threads, cl, "b", uniform)
     for rf in study.thread_sweep_rfs:
         for threads in study.thread_sweep:
+            if threads == study.write_threads and rf in study.rfs:
+                continue        # the RF's own write run is this point (threads_frame takes it)
             add("threads-write", rf, "write", study.rows, threads, study.cl, "a", written)
     for rf in study.mixed_rfs:
         add("mixed", rf, "mixed", study.mixed_ops, study.read_threads, study.cl, "b", uniform)
@@ -149,6 +152,18 @@ def part(frame: Any, name: str, **where: Any) -> Any:
     out = frame[keep.fillna(False)]
     order = [c for c in ("rf", "threads", "run", "cl") if c in out.columns]
     return out.sort_values(order).reset_index(drop=True)
+
+
+def threads_frame(frame: Any, study: RFStudy) -> Any:
+    """The write thread sweep: its own runs plus each swept RF's write run at write_threads."""
+    import pandas as pd
+
+    sweep = part(frame, "threads-write")
+    own = part(frame, "rf-write")
+    if not own.empty:
+        own = own[own["rf"].isin(list(study.thread_sweep_rfs)) & own["threads"].isin(list(study.thread_sweep))]
+    out = pd.concat([sweep, own], ignore_index=True)
+    return out.sort_values(["rf", "threads"]).reset_index(drop=True) if not out.empty else out
 
 
 def _run(runs: Sequence[Any], **labels: Any) -> Any:
@@ -219,7 +234,8 @@ def claims(runs: Sequence[Any], study: RFStudy, reps: int = 1000) -> Any:
                           "; ".join(describe(c, f"RF {b} vs RF {a} (reads of the mix)") for a, b, c in steps),
                           verdict, "each higher RF's ops/s significantly below the one before", shared))
     sweep = {rf: sorted(((int(r.labels["threads"]), r) for r in runs
-                         if r.labels.get("part") == "threads-write" and str(r.labels.get("rf")) == str(rf)),
+                         if str(r.labels.get("rf")) == str(rf) and (r.labels.get("part") == "threads-write" or (
+                             r.labels.get("part") == "rf-write" and int(r.labels["threads"]) in study.thread_sweep))),
                         key=lambda x: x[0]) for rf in study.thread_sweep_rfs}
     shapes = []
     for rf, points in sweep.items():
