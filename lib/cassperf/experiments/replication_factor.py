@@ -75,8 +75,9 @@ class RFStudy:
         return f"{self.keyspace_prefix}{rf}"
 
 
-def _spec(study: RFStudy, rf: int, op: str, n: int, threads: int, cl: str, population: str) -> WorkloadSpec:
-    return WorkloadSpec(op=op, ratio=Ratio(write=1, read=1) if op == "mixed" else None, n=n, warmup=False,
+def _spec(study: RFStudy, rf: int, op: str, n: int, threads: int, cl: str, population: str,
+          warmup: bool = True) -> WorkloadSpec:
+    return WorkloadSpec(op=op, ratio=Ratio(write=1, read=1) if op == "mixed" else None, n=n, warmup=warmup,
                         cl=cl, concurrency=threads, population=population, column_count=study.column_count,
                         column_size=study.column_size, keyspace=study.keyspace(rf),
                         replication=Replication.network_topology({study.dc: rf}), local_dc=study.dc,
@@ -93,7 +94,9 @@ def plan(study: RFStudy) -> list[Step]:
     def add(part: str, rf: int, op: str, n: int, threads: int, cl: str, run: str, pop: str,
             before: Any = None) -> None:
         labels = {**base, "part": part, "rf": str(rf), "op": op, "threads": str(threads), "cl": cl, "run": run}
-        steps.append(Step(labels, _spec(study, rf, op, n, threads, cl, pop), study.tool, before))
+        # a cold run "a" of reads has no warm-up (it would warm what the run measures cold)
+        warm = not (part == "rf-read" and run == "a")
+        steps.append(Step(labels, _spec(study, rf, op, n, threads, cl, pop, warm), study.tool, before))
 
     def cold(rf: int) -> Any:
         return lambda cluster: make_cold(cluster, restart=study.cold_restart, keyspace=study.keyspace(rf))
