@@ -26,14 +26,18 @@ $(STAMP): pyproject.toml
 setup: $(STAMP) ## create .venv and install the pinned dependencies
 	@echo "cassperf installed in $(VENV)"
 
-jars: setup ## resolve Cassandra's jars from Maven Central into the cache (reused later)
+jars: setup ## resolve Cassandra's jars from Maven Central into the cache (reused later; progress on stderr)
 	$(BIN)/cassperf cluster fetch --version $(CASSANDRA_VERSION)
 
 report: jars ## main job: run the report notebooks on the embedded local cluster -> reports/index.html
 	$(BIN)/cassperf report
 
 browser: ## headless Chromium (Debian package) for the browser checks of HTML reports
-	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || echo "chromium absent and not root: browser checks will be skipped (apt-get install chromium)"; }
+	@command -v chromium >/dev/null || { \
+	  if [ "$$(id -u)" != 0 ]; then echo "chromium absent and not root: browser checks will be skipped (sudo apt-get install chromium)"; \
+	  else echo "installing chromium (apt-get, about a minute)"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+	      || echo "apt-get install chromium failed: browser checks will be skipped"; fi; }
 
 test: jars browser ## all tests, real Cassandra nodes included
 	$(BIN)/pytest $(PYTEST_ARGS)
