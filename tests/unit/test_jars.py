@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import http.server
 import os
+import pwd
 import re
 import shutil
 import socket
@@ -86,25 +87,28 @@ def self_signed_registry(tmp_path: Path) -> Iterator[str]:
         yield f"https://{address}/maven2"
 
 
-def _filled_local_repo() -> Path:
+def _local_repos() -> list[Path]:
+    """Where `make jars` may have left Maven's downloads: CASSPERF_MAVEN_LOCAL_REPO, else ~/.m2 of
+    Java's user.home (the passwd entry's home, whatever $HOME says), else ~/.m2 of $HOME."""
     env = os.environ.get("CASSPERF_MAVEN_LOCAL_REPO")
-    return Path(env) if env else Path.home() / ".m2" / "repository"
+    homes = [Path(pwd.getpwuid(os.getuid()).pw_dir), Path.home()]
+    return ([Path(env)] if env else []) + [home / ".m2" / "repository" for home in homes]
 
 
 #: read before any test empties CASSPERF_MAVEN_LOCAL_REPO
-FILLED_LOCAL_REPO = _filled_local_repo()
+LOCAL_REPOS = _local_repos()
 
 
 @pytest.fixture
 def local_registry() -> Iterator[str]:
     """http://127.0.1.1:<port>/ serving the Maven local repository that resolved the Jolokia agent."""
-    repo = FILLED_LOCAL_REPO
-    needed = [repo / "org/jolokia/jolokia-agent-jvm" / JOLOKIA_VERSION / f"jolokia-agent-jvm-{JOLOKIA_VERSION}-javaagent.jar",
-              repo / "org/apache/maven/plugins/maven-dependency-plugin/3.8.1/maven-dependency-plugin-3.8.1.jar"]
-    missing = [p for p in needed if not p.exists()]
-    if missing:
-        pytest.skip(f"the Maven local repository {repo} lacks {missing[0].name}: `make jars` with an empty "
-                    "CASSPERF_CACHE fills it")
+    needed = [Path("org/jolokia/jolokia-agent-jvm", JOLOKIA_VERSION, f"jolokia-agent-jvm-{JOLOKIA_VERSION}-javaagent.jar"),
+              Path("org/apache/maven/plugins/maven-dependency-plugin/3.8.1/maven-dependency-plugin-3.8.1.jar")]
+    filled = [repo for repo in LOCAL_REPOS if all((repo / p).exists() for p in needed)]
+    if not filled:
+        pytest.skip(f"no Maven local repository ({', '.join(map(str, dict.fromkeys(LOCAL_REPOS)))}) holds the Jolokia "
+                    "agent and the dependency plugin: `make jars` with an empty CASSPERF_CACHE fills one")
+    repo = filled[0]
     server = http.server.ThreadingHTTPServer((HOST, 0), functools.partial(_Quiet, directory=str(repo)))
     for address in _serve(server):
         yield f"http://{address}/"
