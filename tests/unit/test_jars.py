@@ -27,7 +27,7 @@ import pytest
 
 from cassperf.cluster import maven
 from cassperf.cluster.java import find_java, java_info
-from cassperf.cluster.jars import JOLOKIA_VERSION, resolve_jolokia
+from cassperf.cluster.jars import JOLOKIA_VERSION, resolve_cassandra, resolve_jolokia
 from cassperf.errors import ConfigError, ToolError
 
 pytestmark = pytest.mark.skipif(shutil.which("mvn") is None, reason="needs Maven (mvn): apt-get install maven")
@@ -169,6 +169,33 @@ def test_a_registry_that_does_not_answer_is_unreachable(monkeypatch, empty_cache
     assert err.value.hint == (f"the Maven repository {url} is unreachable, so {JOLOKIA} could not be downloaded; "
                               "check the network or proxy (Maven's settings.xml), or set CASSPERF_MAVEN_REPO to a "
                               "reachable mirror")
+
+
+@pytest.fixture
+def empty_registry(tmp_path: Path) -> Iterator[str]:
+    """http://127.0.1.1:<port>/ answering 404 to everything: a repository that is not a mirror."""
+    (tmp_path / "empty").mkdir()
+    server = http.server.ThreadingHTTPServer((HOST, 0), functools.partial(_Quiet, directory=str(tmp_path / "empty")))
+    for address in _serve(server):
+        yield f"http://{address}/"
+
+
+def test_a_repository_without_mavens_plugin_is_not_blamed_on_the_version(monkeypatch, empty_caches, empty_registry):
+    monkeypatch.setenv("CASSPERF_MAVEN_REPO", empty_registry)
+    with pytest.raises(ToolError) as err:
+        resolve_jolokia(progress=None)
+    assert err.value.hint == (f"the Maven repository {empty_registry} lacks org.apache.maven.plugins:maven-dependency-"
+                              f"plugin, which resolving {JOLOKIA} needs; point CASSPERF_MAVEN_REPO at a full mirror "
+                              "of Maven Central, or unset it")
+
+
+def test_a_version_the_repository_does_not_have_is_named(monkeypatch, empty_caches, local_registry):
+    monkeypatch.setenv("CASSPERF_MAVEN_REPO", local_registry)
+    with pytest.raises(ToolError) as err:
+        resolve_cassandra("9.9.9", progress=None)
+    assert err.value.hint == ("Cassandra 9.9.9 (org.apache.cassandra:cassandra-all:9.9.9) does not exist in the Maven "
+                              f"repository {local_registry}; check the version")
+    assert not (empty_caches / "cassandra" / "9.9.9" / "lib").exists()
 
 
 def test_resolving_prints_what_it_fetches_and_how_far_it_got(monkeypatch, empty_caches, local_registry):

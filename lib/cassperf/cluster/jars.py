@@ -57,9 +57,9 @@ class CassandraJars:
         return os.pathsep.join(parts)
 
 
-def _mvn_copy(pom_text: str, out_dir: Path, what: str, progress: Progress | None) -> None:
+def _mvn_copy(pom_text: str, out_dir: Path, what: str, artifact: str, progress: Progress | None) -> None:
     """Maven fills `out_dir`; the folder is marked complete only after Maven succeeded."""
-    copy_dependencies(pom_text, out_dir, what, progress)
+    copy_dependencies(pom_text, out_dir, what, artifact, progress)
     (out_dir / _COMPLETE).write_text("resolved by Maven\n")
 
 
@@ -71,7 +71,8 @@ def resolve_cassandra(version: str = "5.0.6", progress: Progress | None = stderr
         lib.parent.mkdir(parents=True, exist_ok=True)
         pom = _POM.format(artifact=f"cassandra-runtime-{version}", group="org.apache.cassandra",
                           dep="cassandra-all", version=version, classifier="")
-        _mvn_copy(pom, lib, f"Cassandra {version} (org.apache.cassandra:cassandra-all:{version})", progress)
+        _mvn_copy(pom, lib, f"Cassandra {version} (org.apache.cassandra:cassandra-all:{version})",
+                  "org.apache.cassandra:cassandra-all", progress)
     return CassandraJars(version, lib)
 
 
@@ -83,7 +84,8 @@ def resolve_jolokia(version: str = JOLOKIA_VERSION, progress: Progress | None = 
         lib.parent.mkdir(parents=True, exist_ok=True)
         pom = _POM.format(artifact="jolokia-runtime", group="org.jolokia", dep="jolokia-agent-jvm",
                           version=version, classifier="<classifier>javaagent</classifier>")
-        _mvn_copy(pom, lib, f"the Jolokia agent (org.jolokia:jolokia-agent-jvm:{version}:javaagent)", progress)
+        _mvn_copy(pom, lib, f"the Jolokia agent (org.jolokia:jolokia-agent-jvm:{version}:javaagent)",
+                  "org.jolokia:jolokia-agent-jvm", progress)
     if not jar.exists():
         raise ConfigError(f"expected {jar} after resolving Jolokia; remove {lib} and try again")
     return jar

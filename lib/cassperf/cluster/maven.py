@@ -57,6 +57,7 @@ _UNREACHABLE_RE = re.compile(r"Could not transfer|No plugin found for prefix|Unk
                              r"Temporary failure in name resolution|transfer failed", re.IGNORECASE)
 # [ERROR] ... Could not find artifact org.apache.cassandra:cassandra-all:jar:9.9.9 in central
 _NOT_FOUND_RE = re.compile(r"Could not find artifact|was not found in", re.IGNORECASE)
+_MISSING_RE = re.compile(r"Could not find artifact (?P<coords>[^\s:]+:[^\s:]+)\S* in")
 # -Djavax.net.ssl.trustStore=/etc/pki/java/cacerts  (in MAVEN_OPTS)
 _TRUST_STORE_OPT_RE = re.compile(r"-Djavax\.net\.ssl\.trustStore=(\S+)")
 _UNIT_BYTES = {"B": 1, "kB": 1000, "MB": 1000**2, "GB": 1000**3}
@@ -178,9 +179,11 @@ def _run(cmd: list[str], env: dict[str, str], tally: _Tally) -> tuple[int | None
     return (None if timed_out else rc), "".join(lines)
 
 
-def copy_dependencies(pom_text: str, out_dir: Path, what: str, progress: Progress | None = stderr_progress) -> None:
+def copy_dependencies(pom_text: str, out_dir: Path, what: str, artifact: str,
+                      progress: Progress | None = stderr_progress) -> None:
     """Resolve the dependency of `pom_text` with its runtime dependencies into `out_dir` (replaced
-    only when Maven succeeded). `what` names the artifact in messages; `progress` gets one line
+    only when Maven succeeded). `what` names it in messages, `artifact` is its group:artifact
+    (a missing artifact of another name is the repository's fault, not the version's); `progress` gets one line
     when Maven starts, one per PROGRESS_EVERY_FILES downloads (or PROGRESS_EVERY_S seconds) and
     one at the end (None: silent)."""
     mvn = shutil.which("mvn")
@@ -205,7 +208,7 @@ def copy_dependencies(pom_text: str, out_dir: Path, what: str, progress: Progres
     tally = _Tally(what, repo, out_dir, progress)
     rc, output = _run(cmd, env, tally)
     if rc != 0:
-        raise _failure(cmd, rc, output, what, repo, env)
+        raise _failure(cmd, rc, output, what, artifact, repo, env)
     if out_dir.exists():
         shutil.rmtree(out_dir)
     (work / "lib").rename(out_dir)
@@ -215,7 +218,8 @@ def copy_dependencies(pom_text: str, out_dir: Path, what: str, progress: Progres
         progress(f"resolved {what}: {jars} jars, {tally.summary()} in {time.monotonic() - tally.t0:.1f} s")
 
 
-def _failure(cmd: list[str], rc: int | None, output: str, what: str, repo: str, env: dict[str, str]) -> ToolError:
+def _failure(cmd: list[str], rc: int | None, output: str, what: str, artifact: str, repo: str,
+             env: dict[str, str]) -> ToolError:
     """The ToolError for a failed Maven run, with the fix for its kind of failure."""
     if rc is None:
         return ToolError(cmd, None, output, f"timed out after {TIMEOUT_S:.0f} s",
@@ -224,6 +228,11 @@ def _failure(cmd: list[str], rc: int | None, output: str, what: str, repo: str, 
     m = _REPO_URL_RE.search(output)
     registry = m.group("url") if m else repo
     if _NOT_FOUND_RE.search(output) and not _UNREACHABLE_RE.search(output.replace("Could not find", "")):
+        missing = _MISSING_RE.search(output)
+        if missing and missing.group("coords") != artifact:
+            return ToolError(cmd, rc, output, "",
+                             hint=f"the Maven repository {registry} lacks {missing.group('coords')}, which resolving "
+                                  f"{what} needs; point CASSPERF_MAVEN_REPO at a full mirror of Maven Central, or unset it")
         return ToolError(cmd, rc, output, "", hint=f"{what} does not exist in the Maven repository {registry}; "
                                                    "check the version")
     if _CERT_RE.search(output):
