@@ -144,7 +144,8 @@ class _Tally:
         self.files += 1
         self.bytes += int(float(m.group("size")) * _UNIT_BYTES[m.group("unit")])
         now = time.monotonic()
-        if self.progress and (self.files - self._last_files >= PROGRESS_EVERY_FILES or now - self._last_t >= PROGRESS_EVERY_S):
+        due = self.files - self._last_files >= PROGRESS_EVERY_FILES or now - self._last_t >= PROGRESS_EVERY_S
+        if self.progress and due:
             self._last_files, self._last_t = self.files, now
             name = m.group("url").rsplit("/", 1)[-1]
             self.progress(f"  {self.summary()} so far, {now - self.t0:.0f} s (last: {name})")
@@ -182,10 +183,10 @@ def _run(cmd: list[str], env: dict[str, str], tally: _Tally) -> tuple[int | None
 def copy_dependencies(pom_text: str, out_dir: Path, what: str, artifact: str,
                       progress: Progress | None = stderr_progress) -> None:
     """Resolve the dependency of `pom_text` with its runtime dependencies into `out_dir` (replaced
-    only when Maven succeeded). `what` names it in messages, `artifact` is its group:artifact
-    (a missing artifact of another name is the repository's fault, not the version's); `progress` gets one line
-    when Maven starts, one per PROGRESS_EVERY_FILES downloads (or PROGRESS_EVERY_S seconds) and
-    one at the end (None: silent)."""
+    only when Maven succeeded). `what` names it in messages; `artifact` is its group:artifact (a
+    missing artifact of another name is the repository's fault, not the version's). `progress`
+    gets one line when Maven starts, one per PROGRESS_EVERY_FILES downloads (or PROGRESS_EVERY_S
+    seconds) and one at the end (None: silent)."""
     mvn = shutil.which("mvn")
     if not mvn:
         raise ConfigError(f"{what} is not in the cache ({out_dir}) and Maven (mvn) is not installed; "
