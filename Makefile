@@ -18,7 +18,7 @@ help: ## list the targets
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "cassperf needs Python >= 3.11, found " + sys.version.split()[0])'
 	$(PYTHON) -m venv $(VENV)
-	@echo "installing pip and the pinned dependencies into $(VENV) (about 2 min with an empty pip cache, quiet meanwhile)"
+	@echo "installing pip and the pinned dependencies into $(VENV) (1 to 2 min with an empty pip cache, quiet meanwhile)"
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test]'
 	@rm -f $(VENV)/.installed-*

@@ -33,7 +33,7 @@ DEPENDENCY_PLUGIN = "org.apache.maven.plugins:maven-dependency-plugin:3.8.1:copy
 CENTRAL = "https://repo.maven.apache.org/maven2"
 TIMEOUT_S = 900.0
 #: a progress line after this many downloaded files, or after PROGRESS_EVERY_S, whichever comes first
-PROGRESS_EVERY_FILES = 25
+PROGRESS_EVERY_FILES = 100
 PROGRESS_EVERY_S = 10.0
 
 Progress = Callable[[str], None]
