@@ -39,6 +39,7 @@ _STYLE = """<style>
   padding:2px 12px 2px 0!important;text-align:left!important;vertical-align:top;background:none!important}
 .cassperf-header th{font-weight:600;color:#3e4c59}
 .cassperf-header td.v{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all}
+.cassperf-header tr{background:none!important}
 .cassperf-header .empty{color:#9aa5b1;font-style:italic;font-family:system-ui,sans-serif}
 .cassperf-runs{font-size:12px;color:#52606d;margin:2px 0 14px}
 .cassperf-runs code{font-size:11.5px;background:#f1f4f7;padding:0 3px;border-radius:3px}
