@@ -70,12 +70,18 @@ def describe_cluster(cluster: Any) -> dict[str, Any]:
 
 
 def _git_commit() -> str | None:
+    """The workbook's short commit, with "+ uncommitted changes" when tracked files differ from it."""
+    root = config.project_root()
     try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=config.project_root(),
-                             capture_output=True, text=True, timeout=10)
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
+                             timeout=10)
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--"], cwd=root, capture_output=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return out.stdout.strip() or None
+    commit = out.stdout.strip()
+    if not commit:
+        return None
+    return commit + (" + uncommitted changes" if dirty.returncode == 1 else "")
 
 
 def _value(v: Any) -> str:
@@ -90,7 +96,7 @@ def header_html(parameters: Mapping[str, Any], cluster: Mapping[str, Any] | None
                 generated_utc: datetime | None = None) -> str:
     """The header as an HTML fragment (report_header wraps it for display)."""
     when = (generated_utc or datetime.now(timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
-    meta = [f"Generated {when}", f"on {html.escape(platform.node() or 'unknown host')}"]
+    meta = [f"Generated {when}", f"on host {html.escape(platform.node() or 'unknown')}"]
     commit = _git_commit()
     if commit:
         meta.append(f"from commit <code>{html.escape(commit)}</code>")
