@@ -142,7 +142,8 @@ def test_code_is_hidden_tables_and_header_stay(published):
     assert "parameter set <b>local</b>" in page
     run_id = re.search(r"<td>(\d{8}T\d{6}\.\d+Z-cassandra-stress-[0-9a-f]+)</td>", page).group(1)
     assert f"Run behind this table: <code>{run_id}</code>" in page
-    assert "7.25" in page, "the DataFrame's values"
+    assert '<td class="num">7.25</td>' in page and "<td>write</td>" in page, "numbers right, text left"
+    assert '<th class="num">latency_p99_ms</th>' in page and "<th>op</th>" in page
 
 
 def test_show_code_keeps_the_code(published, tmp_path):

@@ -19,6 +19,7 @@ def use_report_renderer() -> None:
     pd.set_option("display.max_rows", 100)
     pd.set_option("display.min_rows", 100)
     pd.set_option("display.max_columns", 40)
+    pd.set_option("display.max_colwidth", 100)
 
 
 def latency_bars(frame: pd.DataFrame, title: str, group: str = "op",

@@ -39,6 +39,7 @@ _STYLE = """<style>
   padding:2px 12px 2px 0!important;text-align:left!important;vertical-align:top;background:none!important}
 .cassperf-header th{font-weight:600;color:#3e4c59}
 .cassperf-header td.v{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;word-break:break-all}
+.cassperf-header tr{background:none!important}
 .cassperf-header .empty{color:#9aa5b1;font-style:italic;font-family:system-ui,sans-serif}
 .cassperf-runs{font-size:12px;color:#52606d;margin:2px 0 14px}
 .cassperf-runs code{font-size:11.5px;background:#f1f4f7;padding:0 3px;border-radius:3px}
@@ -69,12 +70,18 @@ def describe_cluster(cluster: Any) -> dict[str, Any]:
 
 
 def _git_commit() -> str | None:
+    """The workbook's short commit, with "+ uncommitted changes" when tracked files differ from it."""
+    root = config.project_root()
     try:
-        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=config.project_root(),
-                             capture_output=True, text=True, timeout=10)
+        out = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=root, capture_output=True, text=True,
+                             timeout=10)
+        dirty = subprocess.run(["git", "diff", "--quiet", "HEAD", "--"], cwd=root, capture_output=True, timeout=10)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    return out.stdout.strip() or None
+    commit = out.stdout.strip()
+    if not commit:
+        return None
+    return commit + (" + uncommitted changes" if dirty.returncode == 1 else "")
 
 
 def _value(v: Any) -> str:
@@ -89,7 +96,7 @@ def header_html(parameters: Mapping[str, Any], cluster: Mapping[str, Any] | None
                 generated_utc: datetime | None = None) -> str:
     """The header as an HTML fragment (report_header wraps it for display)."""
     when = (generated_utc or datetime.now(timezone.utc)).strftime("%Y-%m-%d %H:%M UTC")
-    meta = [f"Generated {when}", f"on {html.escape(platform.node() or 'unknown host')}"]
+    meta = [f"Generated {when}", f"on host {html.escape(platform.node() or 'unknown')}"]
     commit = _git_commit()
     if commit:
         meta.append(f"from commit <code>{html.escape(commit)}</code>")

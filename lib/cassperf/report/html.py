@@ -22,6 +22,7 @@ import functools
 import gzip
 import html
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -43,7 +44,7 @@ _TEMPLATE = r"""{%- extends 'index.html.j2' -%}
 {%- endblock html_head_js -%}
 {%- block html_head_js_mathjax -%}{%- endblock html_head_js_mathjax -%}
 {%- block html_head_js_mermaidjs -%}{%- endblock html_head_js_mermaidjs -%}
-{% block extra_css %}<style type="text/css">{{ resources.cassperf.css }}</style>{% endblock extra_css %}
+{%- block html_head_css -%}<style type="text/css">{{ resources.cassperf.css }}</style>{%- endblock html_head_css -%}
 {%- block body_header -%}
 {{ super() }}
 {%- if resources.cassperf.banner %}{{ resources.cassperf.banner }}{% endif -%}
@@ -64,13 +65,15 @@ body.jp-Notebook{max-width:68rem;margin:0 auto;padding:18px 28px 40px;
 .jp-RenderedHTMLCommon{font-size:14px;line-height:1.5}
 .jp-RenderedHTMLCommon h1{font-size:1.9em;margin-top:.4em}
 .jp-RenderedHTMLCommon h2{font-size:1.35em;margin-top:1.3em;border-bottom:1px solid #e4e7eb;padding-bottom:3px}
-.jp-RenderedHTMLCommon table{border-collapse:collapse;font-size:12.5px;margin:4px 0 6px;border:none}
-.jp-RenderedHTMLCommon thead{border-bottom:2px solid #9aa5b1}
-.jp-RenderedHTMLCommon th,.jp-RenderedHTMLCommon td{padding:3px 10px;border:none;border-bottom:1px solid #e4e7eb;
-  text-align:right;font-variant-numeric:tabular-nums;max-width:28rem}
-.jp-RenderedHTMLCommon tbody tr:nth-child(odd){background:#f8fafc}
-.jp-RenderedHTMLCommon tbody tr:hover{background:#eef2f7}
-.jp-RenderedHTMLCommon tbody th{font-weight:500;color:#52606d}
+/* .jp-Notebook: as specific as JupyterLab's :not(.jp-RenderedMarkdown) rules, and later */
+.jp-Notebook .jp-RenderedHTMLCommon table{border-collapse:collapse;font-size:12.5px;margin:4px 0 6px;border:none}
+.jp-Notebook .jp-RenderedHTMLCommon thead{border-bottom:2px solid #9aa5b1}
+.jp-Notebook .jp-RenderedHTMLCommon th,.jp-Notebook .jp-RenderedHTMLCommon td{padding:3px 10px;border:none;border-bottom:1px solid #e4e7eb;
+  text-align:left;font-variant-numeric:tabular-nums;max-width:28rem}
+.jp-Notebook .jp-RenderedHTMLCommon th.num,.jp-Notebook .jp-RenderedHTMLCommon td.num{text-align:right}
+.jp-Notebook .jp-RenderedHTMLCommon tbody tr:nth-child(odd){background:#f8fafc}
+.jp-Notebook .jp-RenderedHTMLCommon tbody tr:hover{background:#eef2f7}
+.jp-Notebook .jp-RenderedHTMLCommon tbody th{font-weight:500;color:#52606d}
 .jp-OutputArea-output pre{font-size:12px}
 .jp-RenderedText[data-mime-type="application/vnd.jupyter.stderr"]{background:#fff8e1;border-left:3px solid #f0b400;
   padding:2px 6px}
@@ -170,6 +173,43 @@ def _is_plotly_bundle(out: nbformat.NotebookNode) -> bool:
     return PLOTLY_MIME not in out.get("data", {}) and ("window.PlotlyConfig" in text or "define('plotly'" in text)
 
 
+_NUMBER = re.compile(r"^\s*(?:[-+]?(?:\d[\d,_]*\.?\d*(?:[eE][-+]?\d+)?|\.\d+)%?|NaN|nan|<NA>|&lt;NA&gt;|NaT|None|inf|-inf)\s*$")
+_TABLE = re.compile(r'(<table[^>]*class="dataframe[^"]*"[^>]*>)(.*?)(</table>)', re.S)
+_ROW = re.compile(r"<tr[^>]*>.*?</tr>", re.S)
+_CELL = re.compile(r"<(td|th)([^>]*)>(.*?)</\1>", re.S)
+
+
+def align_numbers(fragment: str) -> str:
+    """pandas tables with text left and numbers right: a body column whose every cell is a
+    number (or missing) gets class "num" on its cells and on its header cell."""
+    def table(m: re.Match) -> str:
+        head, body = (m.group(2).split("</thead>", 1) + [""])[:2] if "</thead>" in m.group(2) else ("", m.group(2))
+        rows = [[c for c in _CELL.finditer(r)] for r in _ROW.findall(body)]
+        if not rows:
+            return m.group(0)
+        width = max(len(r) for r in rows)
+        numeric = [all(j < len(r) and r[j].group(1) == "td" and _NUMBER.match(r[j].group(3)) for r in rows)
+                   for j in range(width)]
+
+        def mark(row: str) -> str:
+            cells = list(_CELL.finditer(row))
+            if len(cells) != width:
+                return row
+            out, last = [], 0
+            for j, c in enumerate(cells):
+                out.append(row[last:c.start()])
+                out.append(f'<{c.group(1)}{c.group(2)} class="num">{c.group(3)}</{c.group(1)}>' if numeric[j]
+                           and "class=" not in c.group(2) else c.group(0))
+                last = c.end()
+            return "".join(out) + row[last:]
+
+        head = _ROW.sub(lambda r: mark(r.group(0)), head)
+        body = _ROW.sub(lambda r: mark(r.group(0)), body)
+        return m.group(1) + (head + "</thead>" if head else "") + body + m.group(3)
+
+    return _TABLE.sub(table, fragment)
+
+
 def _calls_plotly(out: nbformat.NotebookNode) -> bool:
     """An HTML output that draws a figure itself and expects a global Plotly (plotly's
     'notebook' renderer without the mimetype)."""
@@ -211,6 +251,8 @@ def prepare(nb: nbformat.NotebookNode, show_code: bool) -> tuple[int, Failure | 
                 elif _calls_plotly(out):
                     figures += 1
                     inline += 1
+                elif "text/html" in data and 'class="dataframe' in "".join(data["text/html"]):
+                    data["text/html"] = align_numbers("".join(data["text/html"]))
                 outputs.append(out)
             cell["outputs"] = outputs
             if i == failed_index:
