@@ -193,6 +193,7 @@ def test_nodetool_works_as_admin_and_the_read_only_user_cannot_run_operations(cl
         cluster.nodetool_read(1, "flush", KS, TABLE)
     assert "SecurityException: Access denied! Invalid access level for requested MBeanServer operation" \
         in err.value.stderr
+    assert "fix: the node refused an operation to the read-only JMX user" in str(err.value)
 
 
 # ---- another Unix user -------------------------------------------------------------------------

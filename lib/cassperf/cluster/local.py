@@ -354,8 +354,18 @@ class LocalCluster(ClusterHandle):
             raise ToolError(shown, None, exc.stdout or "", exc.stderr or "",
                             hint=f"nodetool did not answer within {timeout:.0f} s") from None
         if proc.returncode != 0:
-            raise ToolError(shown, proc.returncode, proc.stdout, proc.stderr)
+            raise ToolError(shown, proc.returncode, proc.stdout, proc.stderr, hint=self._nodetool_hint(proc.stderr))
         return proc.stdout
+
+    def _nodetool_hint(self, stderr: str) -> str:
+        """What a refusal by the node's JMX means (the line sits high in a long Java trace)."""
+        if "Access denied! Invalid access level" in stderr:
+            return ("the node refused an operation to the read-only JMX user (nodetool_read is for commands "
+                    "that only read); run it with nodetool()")
+        if "Authentication failed!" in stderr:
+            return (f"the node refused the JMX credential; its nodes take the users in {self.root / 'access'}"
+                    "/jmxremote.password as they were when the nodes started (restart them after a change)")
+        return ""
 
     def nodetool_process(self, node: str | int | LocalNode, *args: str) -> subprocess.Popen:
         """Start nodetool and return the handle (for long commands such as garbagecollect)."""
