@@ -15,6 +15,8 @@ import logging
 import os
 import warnings
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
@@ -23,6 +25,7 @@ from cassandra.auth import PlainTextAuthenticator, PlainTextAuthProvider
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, NoHostAvailable, Session
 from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
 
+from cassperf.cluster.jolokia import JolokiaEndpoint
 from cassperf.errors import ClusterError
 
 #: Where credentials are read from unless a handle names other variables (RemoteCluster can).
@@ -69,6 +72,15 @@ class CredentialsProvider(PlainTextAuthProvider):
         return _RecordedAuthenticator(self)
 
 
+@dataclass(frozen=True)
+class LocalNodeRef:
+    """A node whose JVM runs on this machine: `pid()` gives its pid (None when not running)."""
+
+    name: str
+    address: str
+    pid: Callable[[], int | None]
+
+
 class ClusterHandle(ABC):
     """Common interface of LocalCluster and RemoteCluster."""
 
@@ -103,6 +115,22 @@ class ClusterHandle(ABC):
         A handle that passes none to the driver (LocalCluster) still names the defaults, so
         exported ones are reported as unused."""
         return USERNAME_ENV, PASSWORD_ENV
+
+    # -- capabilities a subclass may have (the defaults: it has none) -------------------------
+    def jolokia_endpoint(self, node: str | int) -> JolokiaEndpoint | None:
+        """Where `node`'s Jolokia agent answers and the credential it asks for; None when the
+        workbook knows of no agent on this cluster's nodes."""
+        return None
+
+    def local_nodes(self) -> list[LocalNodeRef] | None:
+        """The nodes, when their JVMs run on this machine (names, addresses, pids); None when
+        they run elsewhere (then the driver's hosts are the nodes)."""
+        return None
+
+    def nodetool_read(self, node: str | int, *args: str, timeout: float = 120.0) -> str:
+        """nodetool for a command that only reads (the sampler's): run with read-only JMX
+        access where the cluster has such a user, else as `nodetool()`."""
+        return self.nodetool(node, *args, timeout=timeout)
 
     @property
     def description(self) -> dict[str, Any]:

@@ -28,9 +28,10 @@ import pandas as pd
 from cassperf import config
 from cassperf.cluster import jars as jarmod
 from cassperf.cluster import process
-from cassperf.cluster.base import ClusterHandle
+from cassperf.cluster.access import ClusterAccess, ensure_access
+from cassperf.cluster.base import ClusterHandle, LocalNodeRef
 from cassperf.cluster.java import Java, check_java_for, java_info
-from cassperf.cluster.jolokia import JolokiaClient
+from cassperf.cluster.jolokia import JolokiaClient, JolokiaEndpoint
 from cassperf.cluster.nodeconf import (
     CLIENT_JPMS,
     JvmSettings,
@@ -221,6 +222,7 @@ class LocalCluster(ClusterHandle):
         check_ports([u for n in to_start for u in n.port_uses()])
         jars = self.jars()
         jolokia = jarmod.resolve_jolokia() if self.use_jolokia else None
+        access = self.access(create=True)
         self.root.mkdir(parents=True, exist_ok=True)
         (self.root / "cluster.json").write_text(json.dumps({**self._state(), "heap_mb": self.heap_mb,
                                                             "yaml_overrides": self.yaml_overrides,
@@ -231,7 +233,7 @@ class LocalCluster(ClusterHandle):
             yaml_conf = cassandra_yaml(self.name, node.spec, seeds, node.layout, node.ports, self.yaml_overrides)
             write_node_conf(node.layout, yaml_conf, node.spec)
             cmd = server_command(java.executable, classpath, jars.jamm, jolokia, node.spec, node.layout, node.ports,
-                                 JvmSettings(self.heap_mb, self.jvm_options))
+                                 JvmSettings(self.heap_mb, self.jvm_options), access)
             self._start_node(node, cmd, timeout_s or self.start_timeout_s)
         if len(self.nodes) > 1:
             self._wait_for_ring(timeout_s or self.start_timeout_s)
@@ -313,19 +315,38 @@ class LocalCluster(ClusterHandle):
         self.stop()
 
     # -- tools ---------------------------------------------------------------------------------
-    def nodetool_command(self, node: str | int | LocalNode, *args: str) -> list[str]:
+    def access(self, create: bool = False) -> ClusterAccess | None:
+        """The cluster's credentials for its management ports (cluster.access), made on the first
+        start (`create`); None for a cluster never started with them (its nodes ask none)."""
+        if not create and not (self.root / "access").exists():
+            return None
+        return ensure_access(self.root)
+
+    def nodetool_command(self, node: str | int | LocalNode, *args: str, read_only: bool = False) -> list[str]:
+        """The java command line of nodetool against `node`, as the cluster's JMX admin user
+        (`read_only`: its read-only user); the password stays in a file (-pwf), not on the line."""
         n = self.node(node)
         home = self.root / "nodetool-home"
         home.mkdir(parents=True, exist_ok=True)
+        access = self.access()
+        login = [] if access is None else ["-u", access.jmx_credentials(read_only).user,
+                                           "-pwf", str(access.jmx_password_file)]
         return [str(self.java().executable), "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 *CLIENT_JPMS, f"-Duser.home={home}",
                 f"-Dlogback.configurationFile=file://{n.layout.conf / 'logback-tools.xml'}",
                 "-cp", self.jars().classpath(n.layout.conf), "org.apache.cassandra.tools.NodeTool",
-                "-h", "127.0.0.1", "-p", str(n.ports.jmx), *args]
+                "-h", "127.0.0.1", "-p", str(n.ports.jmx), *login, *args]
 
     def nodetool(self, node: str | int | LocalNode, *args: str, timeout: float = 120.0) -> str:
         """Run nodetool against `node` and return its stdout; ToolError on failure or timeout."""
-        cmd = self.nodetool_command(node, *args)
+        return self._run_nodetool(self.nodetool_command(node, *args), args, timeout)
+
+    def nodetool_read(self, node: str | int | LocalNode, *args: str, timeout: float = 120.0) -> str:
+        """nodetool as the cluster's read-only JMX user (commands that only read: tablestats,
+        compactionstats, tpstats, sjk mxdump); an operation is refused by the node."""
+        return self._run_nodetool(self.nodetool_command(node, *args, read_only=True), args, timeout)
+
+    def _run_nodetool(self, cmd: list[str], args: tuple[str, ...], timeout: float) -> str:
         shown = ["nodetool", "-p", cmd[cmd.index("-p") + 1], *args]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -333,17 +354,39 @@ class LocalCluster(ClusterHandle):
             raise ToolError(shown, None, exc.stdout or "", exc.stderr or "",
                             hint=f"nodetool did not answer within {timeout:.0f} s") from None
         if proc.returncode != 0:
-            raise ToolError(shown, proc.returncode, proc.stdout, proc.stderr)
+            raise ToolError(shown, proc.returncode, proc.stdout, proc.stderr, hint=self._nodetool_hint(proc.stderr))
         return proc.stdout
+
+    def _nodetool_hint(self, stderr: str) -> str:
+        """What a refusal by the node's JMX means (the line sits high in a long Java trace)."""
+        if "Access denied! Invalid access level" in stderr:
+            return ("the node refused an operation to the read-only JMX user (nodetool_read is for commands "
+                    "that only read); run it with nodetool()")
+        if "Authentication failed!" in stderr:
+            return (f"the node refused the JMX credential; its nodes take the users in {self.root / 'access'}"
+                    "/jmxremote.password as they were when the nodes started (restart them after a change)")
+        return ""
 
     def nodetool_process(self, node: str | int | LocalNode, *args: str) -> subprocess.Popen:
         """Start nodetool and return the handle (for long commands such as garbagecollect)."""
         return subprocess.Popen(self.nodetool_command(node, *args), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
 
-    def jolokia(self, node: str | int | LocalNode) -> JolokiaClient:
-        """JMX over HTTP for one node (no JVM start per sample)."""
-        n = self.node(node)
+    def jolokia_endpoint(self, node: str | int | LocalNode) -> JolokiaEndpoint | None:
+        """The node's Jolokia agent and the cluster's credential for it; None with jolokia=False."""
         if not self.use_jolokia:
+            return None
+        n = self.node(node)
+        access = self.access()
+        return JolokiaEndpoint(f"http://{n.address}:{n.ports.jolokia}/jolokia",
+                               None if access is None else access.jolokia)
+
+    def jolokia(self, node: str | int | LocalNode) -> JolokiaClient:
+        """JMX over HTTP for one node (no JVM start per sample), with the cluster's credential."""
+        endpoint = self.jolokia_endpoint(node)
+        if endpoint is None:
             raise ConfigError(f"cluster {self.name} was created with jolokia=False")
-        return JolokiaClient(f"http://{n.address}:{n.ports.jolokia}/jolokia")
+        return JolokiaClient(endpoint)
+
+    def local_nodes(self) -> list[LocalNodeRef]:
+        return [LocalNodeRef(n.name, n.address, n.pid) for n in self.nodes]
