@@ -10,7 +10,8 @@ from cassperf import config
 from cassperf.cluster.local import DEFAULT_VERSION, LocalCluster
 
 #: what a cluster is made with when neither the command line nor its cluster.json says otherwise
-DEFAULTS = {"topology": "dc1:1", "version": DEFAULT_VERSION, "heap_mb": 1024, "first_address": "127.0.0.1"}
+DEFAULTS = {"topology": "dc1:1", "version": DEFAULT_VERSION, "heap_mb": 1024, "first_address": "127.0.0.1",
+            "inter_dc_rtt_ms": None}
 
 
 def started_state(name: str) -> dict | None:
@@ -32,7 +33,7 @@ def local_cluster(name: str, **given: object) -> LocalCluster:
     stored = started_state(name) or {}
     chosen = {k: given[k] if given.get(k) is not None else stored.get(k, default) for k, default in DEFAULTS.items()}
     return LocalCluster(name, chosen["topology"], version=chosen["version"], heap_mb=chosen["heap_mb"],
-                        first_address=chosen["first_address"])
+                        first_address=chosen["first_address"], inter_dc_rtt_ms=chosen["inter_dc_rtt_ms"])
 
 
 def _cluster(args: argparse.Namespace) -> LocalCluster:
@@ -87,7 +88,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     for name, func, helptext in [("start", _start, "start (or reuse) the cluster, wait until CQL-ready"),
                                  ("status", _status, "which nodes are up (exit 3 when any is down)"),
                                  ("stop", _stop, "SIGTERM the nodes, SIGKILL after --timeout"),
-                                 ("destroy", _destroy, "stop and remove data, logs and conf"),
+                                 ("destroy", _destroy, "stop and remove data, logs, conf and the DC network "
+                                  "(namespaces cassperf-NAME-*, delay router), also what a killed run left"),
                                  ("fetch", _fetch, "check Java, resolve the jars into the cache")]:
         p = actions.add_parser(name, help=helptext)
         p.add_argument("--name", default="cassperf", help="cluster name (default: cassperf)")
@@ -96,5 +98,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         p.add_argument("--version", help=f"Cassandra version (default: {kept}{DEFAULT_VERSION})")
         p.add_argument("--heap-mb", type=int, help=f"heap per node in MB (default: {kept}1024)")
         p.add_argument("--first-address", help=f"address of node1 (default: {kept}127.0.0.1)")
+        p.add_argument("--inter-dc-rtt-ms", type=float,
+                       help=f"round-trip time between DCs, ms: each DC in a network namespace (root; default: {kept}none)")
         p.add_argument("--timeout", type=float, default=60.0, help="seconds before SIGKILL on stop (default: 60)")
         p.set_defaults(func=func)
