@@ -269,8 +269,11 @@ def test_each_quorum_pays_the_rtt_and_local_quorum_does_not(two_dcs: LocalCluste
     for cl in ("LOCAL_QUORUM", "EACH_QUORUM"):
         spec = WorkloadSpec(op="write", n=300, cl=cl, concurrency=1, keyspace="netns_dist",
                             replication={"dc1": 1, "dc2": 1}, local_dc="dc1", warmup=False)
-        with two_dcs.in_dc("dc1"):      # the client (and its worker processes) in dc1's namespace
-            run = run_workload(spec, two_dcs, root=tmp_path, processes=1, progress=False, labels={"cl": cl})
+        with two_dcs.in_dc("dc1"):      # the client, its worker processes and the sampler in dc1's namespace
+            run = run_workload(spec, two_dcs, root=tmp_path, processes=1, progress=False, labels={"cl": cl},
+                               sampler={"interval_s": 1.0, "jmx": "jolokia"})
+        gc = run.metrics[run.metrics["metric"] == "gc_count"]
+        assert set(gc["node"]) == {"node1", "node2"}    # Jolokia answered from both DCs
         summary = run.summary
         assert run.manifest["latency_type"] == "service"
         p50[cl] = float(summary["latency_p50_ms"].iloc[0])

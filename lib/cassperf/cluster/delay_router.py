@@ -18,12 +18,12 @@ wake-up are taken in a batch (up to BATCH) before any is released.
 
 A queue holding more than `max_queue_bytes` drops new packets (counted), as a full router queue
 would. Every second, and at exit, the counters go to the `--stats` JSON file: packets, bytes,
-dropped, and release lateness (actual release minus due time) as p50/p99/max in microseconds
-over the last 10,000 packets. SIGTERM or SIGINT end the process at once (queued packets are
-lost, as on a link going down).
+dropped, release lateness (actual release minus due time) as p50/p99/max in microseconds over
+the last 10,000 packets, and late_over_1ms (packets released over 1 ms late, since start).
+SIGTERM or SIGINT end the process at once (queued packets are lost, as on a link going down).
 
 `--tag` only marks the command line, so that cleanup can find a leftover router by its
-namespace name (cassperf.cluster.netns.leftover_routers).
+namespace name (cassperf.cluster.netns.router_pids).
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ class DelayLine:
         self.packets = 0
         self.bytes = 0
         self.dropped = 0
+        self.late_over_1ms = 0
         self.lateness_us: collections.deque[float] = collections.deque(maxlen=LATENESS_WINDOW)
 
     def take(self, packet: bytes, now: float) -> None:
@@ -94,7 +95,10 @@ class DelayLine:
                 continue
             self.packets += 1
             self.bytes += len(packet)
-            self.lateness_us.append((now - due) * 1e6)
+            late_us = (now - due) * 1e6
+            self.lateness_us.append(late_us)
+            if late_us > 1000:
+                self.late_over_1ms += 1
 
     def timeout_s(self, now: float) -> float | None:
         """Seconds until the head is due (None: queue empty, wait for packets)."""
@@ -106,7 +110,7 @@ class DelayLine:
         return {"delay_ms": self.delay_s * 1e3, "packets": self.packets, "bytes": self.bytes,
                 "dropped": self.dropped, "queued": len(self.queue),
                 "lateness_p50_us": pick(0.5), "lateness_p99_us": pick(0.99),
-                "lateness_max_us": round(late[-1], 1) if late else 0.0}
+                "lateness_max_us": round(late[-1], 1) if late else 0.0, "late_over_1ms": self.late_over_1ms}
 
 
 def serve(fd: int, line: DelayLine, stats_path: Path | None) -> None:

@@ -427,10 +427,14 @@ class LocalCluster(ClusterHandle):
 
     def _netns_driver_kwargs(self, dc: str | None = None) -> dict[str, Any]:
         """Driver Cluster(...) arguments that open its sockets inside a DC's namespace: `dc`, else
-        the DC of the enclosing in_dc() block on this thread, else the first DC."""
+        the DC namespace this thread is in (an in_dc() block, or a thread started in one), else
+        the first DC's."""
         if self.network is None:
             return {}
-        namespace = self.network.namespace(dc) if dc is not None else (netns.current() or self.network.links[0].namespace)
+        if dc is not None:
+            namespace = self.network.namespace(dc)
+        else:
+            namespace = netns.current([lk.namespace for lk in self.network.links]) or self.network.links[0].namespace
         return {"connection_class": netns.connection_class(namespace)}
 
     def _jolokia_client(self, node: LocalNode, client: JolokiaClient) -> JolokiaClient:

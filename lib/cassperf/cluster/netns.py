@@ -144,10 +144,22 @@ _libc = ctypes.CDLL(None, use_errno=True)
 _thread = threading.local()
 
 
-def current() -> str | None:
-    """The namespace the calling thread entered with `entered()`, or None."""
+def current(candidates: list[str] | None = None) -> str | None:
+    """The namespace the calling thread is in: the one it entered with `entered()`, else (a
+    thread started inside such a block inherits the namespace but not the record) the one of
+    `candidates` whose inode is the thread's; None when neither."""
     stack = getattr(_thread, "stack", None)
-    return stack[-1] if stack else None
+    if stack:
+        return stack[-1]
+    if candidates:
+        mine = os.stat("/proc/thread-self/ns/net").st_ino
+        for ns in candidates:
+            try:
+                if os.stat(NETNS_DIR / ns).st_ino == mine:
+                    return ns
+            except FileNotFoundError:
+                continue
+    return None
 
 
 def _setns(fd: int) -> None:
