@@ -305,7 +305,8 @@ def test_a_start_that_fails_half_way_leaves_nothing(tmp_path: Path) -> None:
 
 @pytest.mark.cluster
 @pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")
-def test_sigint_during_start_leaves_nothing(tmp_path: Path) -> None:
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["SIGINT", "SIGTERM"])
+def test_a_signal_during_start_leaves_nothing(tmp_path: Path, sig: signal.Signals) -> None:
     child = _child(f"""
         from pathlib import Path
         from cassperf.cluster import LocalCluster
@@ -322,7 +323,7 @@ def test_sigint_during_start_leaves_nothing(tmp_path: Path) -> None:
         assert pid_file.exists(), child.communicate()[1] if child.poll() is not None else "no node1 pid file"
         assert len(netns.leftover_namespaces("netns-int")) == 3
         time.sleep(2)                                  # node1 is booting inside dc1's namespace
-        child.send_signal(signal.SIGINT)
+        child.send_signal(sig)
         out, err = child.communicate(timeout=120)
         assert "started" not in out
         assert "KeyboardInterrupt" in err

@@ -440,8 +440,8 @@ class LocalCluster(ClusterHandle):
     def _jolokia_client(self, node: LocalNode, client: JolokiaClient) -> JolokiaClient:
         if self.network is None:
             return client
-        return netns.NamespacedJolokiaClient(client.url, client.timeout_s,
-                                             namespace=self.network.namespace(node.spec.dc))
+        given = {f.name: getattr(client, f.name) for f in dataclasses.fields(client)}
+        return netns.NamespacedJolokiaClient(**given, namespace=self.network.namespace(node.spec.dc))
 
     @contextlib.contextmanager
     def in_dc(self, dc: str) -> Iterator[None]:
