@@ -43,8 +43,10 @@ def host_network() -> dict[str, str]:
                                "rules": ["rule"]}.items()}
 
 
-def leftovers(cluster: str) -> tuple[list[str], list[int]]:
-    return netns.leftover_namespaces(cluster), netns.router_pids(cluster)
+def leftovers(cluster: str, root: Path) -> tuple[list[str], list[int]]:
+    """Namespaces and router processes of cluster `cluster` whose folder is `root`."""
+    netid = netns.network_id(cluster, root)
+    return netns.leftover_namespaces(netid), netns.router_pids(netid)
 
 
 def ping(network_or_cluster: netns.DcNetwork | LocalCluster, dc: str, address: str, count: int = 20) -> dict:
@@ -70,7 +72,7 @@ def network(tmp_path: Path) -> Iterator[netns.DcNetwork]:
         yield net
     finally:
         net.down()
-        assert leftovers("netns-ping") == ([], [])
+        assert leftovers("netns-ping", tmp_path) == ([], [])
 
 
 @ROOT_ONLY
@@ -95,14 +97,31 @@ def test_ping_rtt_between_dc_namespaces_is_the_setting_and_intra_dc_is_not_delay
 @ROOT_ONLY
 def test_down_removes_namespaces_links_and_router(network: netns.DcNetwork) -> None:
     network.up()
-    names, routers = leftovers("netns-ping")
-    assert names == ["cassperf-netns-ping-dc1", "cassperf-netns-ping-dc2", "cassperf-netns-ping-rt"]
+    names, routers = leftovers("netns-ping", network.state_dir)
+    assert names == [f"cassperf-{network.id}-dc1", f"cassperf-{network.id}-dc2", f"cassperf-{network.id}-rt"]
+    assert network.id.startswith("netns-ping-") and len(network.id) == len("netns-ping-") + 6
     assert len(routers) == (0 if network.mode == "netem" else 1)
     removed = network.down()
     assert removed[:3] == names
-    assert leftovers("netns-ping") == ([], [])
+    assert leftovers("netns-ping", network.state_dir) == ([], [])
     assert not [ln for ln in subprocess.run(["ip", "-br", "link"], capture_output=True, text=True).stdout.splitlines()
                 if ln.split()[0].split("@")[0] in ("dc1", "dc2", "rt", netns.ROUTER_DEV)]
+
+
+@ROOT_ONLY
+def test_two_clusters_of_one_name_in_two_folders_keep_their_own_networks(tmp_path: Path) -> None:
+    def make(folder: str) -> netns.DcNetwork:
+        return netns.DcNetwork("netns-twin", ["dc1", "dc2"], [("dc1", "10.8.1.1"), ("dc2", "10.8.2.1")], FIRST,
+                               RTT_MS, tmp_path / folder / "netns-twin")
+    a, b = make("a"), make("b")
+    try:
+        assert a.up() and b.up() and a.id != b.id
+        a.down()
+        assert leftovers("netns-twin", a.state_dir) == ([], [])
+        assert b.healthy() and len(leftovers("netns-twin", b.state_dir)[0]) == 3
+    finally:
+        a.down()
+        b.down()
 
 
 def _child(code: str, env_extra: dict[str, str] | None = None) -> subprocess.Popen:
@@ -119,22 +138,24 @@ def test_a_network_without_nodes_goes_at_interpreter_exit(tmp_path: Path) -> Non
         net = netns.DcNetwork("netns-exit", ["dc1", "dc2"], [("dc1", "10.8.1.1"), ("dc2", "10.8.2.1")],
                               "{FIRST}", 20, Path("{tmp_path}"))
         net.up()
-        print(sorted(netns.leftover_namespaces("netns-exit")), flush=True)
+        print(sorted(netns.leftover_namespaces(net.id)), flush=True)
     """)
     out, err = child.communicate(timeout=60)
     assert child.returncode == 0, err
-    assert out.strip() == "['cassperf-netns-exit-dc1', 'cassperf-netns-exit-dc2', 'cassperf-netns-exit-rt']"
-    assert leftovers("netns-exit") == ([], [])
+    netid = netns.network_id("netns-exit", tmp_path)
+    assert out.strip() == f"['cassperf-{netid}-dc1', 'cassperf-{netid}-dc2', 'cassperf-{netid}-rt']"
+    assert leftovers("netns-exit", tmp_path) == ([], [])
 
 
 @ROOT_ONLY
 def test_cli_destroy_removes_what_a_killed_process_left(tmp_path: Path) -> None:
+    folder = tmp_path / "data" / "clusters" / "netns-kill"      # where the CLI looks (CASSPERF_DATA)
     child = _child(f"""
         import time
         from pathlib import Path
         from cassperf.cluster import netns
         net = netns.DcNetwork("netns-kill", ["dc1", "dc2"], [("dc1", "10.8.1.1"), ("dc2", "10.8.2.1")],
-                              "{FIRST}", 20, Path("{tmp_path}"))
+                              "{FIRST}", 20, Path("{folder}"))
         net.up()
         print("up", flush=True)
         time.sleep(120)
@@ -143,16 +164,16 @@ def test_cli_destroy_removes_what_a_killed_process_left(tmp_path: Path) -> None:
         assert child.stdout is not None and child.stdout.readline().strip() == "up"
         child.kill()                       # SIGKILL: no atexit, no cleanup
         child.wait(10)
-        names, routers = leftovers("netns-kill")
+        names, routers = leftovers("netns-kill", folder)
         assert len(names) == 3 and len(routers) == (0 if netns.netem_in_kernel() else 1)
         cli = subprocess.run([sys.executable, "-m", "cassperf.cli", "cluster", "destroy", "--name", "netns-kill"],
                              capture_output=True, text=True, timeout=120, cwd=REPO,
                              env={**os.environ, "CASSPERF_DATA": str(tmp_path / "data")})
         assert cli.returncode == 0, cli.stderr
-        assert leftovers("netns-kill") == ([], [])
+        assert leftovers("netns-kill", folder) == ([], [])
     finally:
         child.kill()
-        netns.remove_leftovers("netns-kill")
+        netns.remove_leftovers(netns.network_id("netns-kill", folder))
 
 
 def test_one_dc_or_a_bad_rtt_is_refused_with_the_fix() -> None:
@@ -169,9 +190,9 @@ def test_addresses_live_in_the_dc_namespaces() -> None:
     cluster = LocalCluster("netns-addr", "dc1:2,dc2:1", first_address=FIRST, inter_dc_rtt_ms=RTT_MS)
     assert [(n.name, n.address, n.spec.dc) for n in cluster.nodes] == \
         [("node1", "10.8.1.1", "dc1"), ("node2", "10.8.1.2", "dc1"), ("node3", "10.8.2.1", "dc2")]
-    assert cluster.dc_command("dc2", ["nodetool", "status"]) == \
-        ["ip", "netns", "exec", "cassperf-netns-addr-dc2", "nodetool", "status"]
-    assert cluster.nodetool_command("node3", "status")[:4] == ["ip", "netns", "exec", "cassperf-netns-addr-dc2"]
+    ns = f"cassperf-{netns.network_id('netns-addr', cluster.root)}-dc2"
+    assert cluster.dc_command("dc2", ["nodetool", "status"]) == ["ip", "netns", "exec", ns, "nodetool", "status"]
+    assert cluster.nodetool_command("node3", "status")[:4] == ["ip", "netns", "exec", ns]
     plain = LocalCluster("netns-addr", "dc1:1,dc2:1", first_address=FIRST)
     assert plain.dc_command("dc2", ["nodetool"]) == ["nodetool"]
     with pytest.raises(ConfigError, match="has no data center 'dc3'; DCs: dc1, dc2"):
@@ -198,7 +219,7 @@ def test_without_root_the_option_fails_with_one_clear_message(tmp_path: Path) ->
     assert child.returncode == 0, err
     assert out.strip() == ("inter_dc_rtt_ms=27 puts each DC in a network namespace, which needs root (running as "
                            "uid 65534); run as root, or leave inter_dc_rtt_ms unset (no distance between DCs)")
-    assert leftovers("netns-user") == ([], [])
+    assert leftovers("netns-user", tmp_path / "netns-user") == ([], [])
 
 
 # -- with Cassandra nodes ------------------------------------------------------------------------
@@ -226,7 +247,7 @@ def two_dcs(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureReq
         for proc in left:
             proc.kill()
         assert not left, f"nodes still running after stop: {[p.pid for p in left]}"
-        assert leftovers("netns-dist") == ([], [])
+        assert leftovers("netns-dist", cluster.root) == ([], [])
 
 
 @pytest.mark.cluster
@@ -298,7 +319,7 @@ def test_a_start_that_fails_half_way_leaves_nothing(tmp_path: Path) -> None:
         with pytest.raises(FileExistsError):
             cluster.start()
         assert cassperf_processes(tmp_path) == []    # node1 was up, and was stopped
-        assert leftovers("netns-fail") == ([], [])
+        assert leftovers("netns-fail", cluster.root) == ([], [])
     finally:
         cluster.stop(timeout_s=30)
 
@@ -321,14 +342,14 @@ def test_a_signal_during_start_leaves_nothing(tmp_path: Path, sig: signal.Signal
         while not pid_file.exists() and child.poll() is None and time.monotonic() < deadline:
             time.sleep(0.1)
         assert pid_file.exists(), child.communicate()[1] if child.poll() is not None else "no node1 pid file"
-        assert len(netns.leftover_namespaces("netns-int")) == 3
+        assert len(leftovers("netns-int", tmp_path / "netns-int")[0]) == 3
         time.sleep(2)                                  # node1 is booting inside dc1's namespace
         child.send_signal(sig)
         out, err = child.communicate(timeout=120)
         assert "started" not in out
         assert "KeyboardInterrupt" in err
         assert cassperf_processes(tmp_path) == []
-        assert leftovers("netns-int") == ([], [])
+        assert leftovers("netns-int", tmp_path / "netns-int") == ([], [])
     finally:
         child.kill()
         LocalCluster("netns-int", "dc1:1,dc2:1", first_address=FIRST, root=tmp_path, inter_dc_rtt_ms=27).stop(30)

@@ -410,11 +410,12 @@ class LocalCluster(ClusterHandle):
             raise
 
     def _network_down(self) -> list[str]:
-        """After stop: remove the DC network and any leftover of this cluster's name (namespaces
-        cassperf-<name>-*, router processes), also when this handle was made without the option."""
+        """After stop: remove the DC network and any leftover of this cluster (namespaces
+        cassperf-<name>-<folder hash>-*, router processes), also when this handle was made
+        without the option."""
         if self.network is not None:
             return self.network.down()
-        return netns.remove_leftovers(self.name)
+        return netns.remove_leftovers(netns.network_id(self.name, self.root))
 
     def _check_ports(self, nodes: list[LocalNode]) -> None:
         for dc in dict.fromkeys(n.spec.dc for n in nodes):

@@ -1,9 +1,11 @@
 """Distance between data centers on one host: one network namespace per DC, joined through a
 router namespace that delays every cross-DC packet (LocalCluster(inter_dc_rtt_ms=27)).
 
-    cassperf-<cluster>-rt      router: one veth link per DC (dc1, dc2, ...), forwarding on
-        |-- dc1 ------- rt  cassperf-<cluster>-dc1   node addresses 10.<o3>.1.<o4>... on rt
-        |-- dc2 ------- rt  cassperf-<cluster>-dc2   node addresses 10.<o3>.2.<o4>...
+    cassperf-<netid>-rt      router: one veth link per DC (dc1, dc2, ...), forwarding on
+        |-- dc1 ------- rt  cassperf-<netid>-dc1   node addresses 10.<o3>.1.<o4>... on rt
+        |-- dc2 ------- rt  cassperf-<netid>-dc2   node addresses 10.<o3>.2.<o4>...
+
+(netid: the cluster's name and 6 hex digits of its folder's path, see network_id.)
 
 `o3`/`o4` are the third and fourth octets of the cluster's first_address (127.0.8.1 gives
 10.8.1.1 for the first node of dc1, 10.8.2.1 for the first of dc2). These addresses exist only
@@ -26,10 +28,10 @@ inherit the namespace) or by the driver connection class of `connection_class(na
 which creates each driver socket inside the namespace whatever thread opens it.
 
 Lifetime: the network lives as long as the cluster's nodes (`DcNetwork.up()` in start,
-`down()` in stop); `remove_leftovers(cluster)` finds namespaces (`cassperf-<cluster>-rt`,
-`cassperf-<cluster>-dc<k>`) and router processes (command line tagged with the router
-namespace's name) by name, so `cassperf cluster stop/destroy` clears what a killed process
-left. Needs root (CAP_SYS_ADMIN, CAP_NET_ADMIN), iproute2 and network namespaces; without them
+`down()` in stop); `remove_leftovers(netid)` finds namespaces (`cassperf-<netid>-rt`,
+`cassperf-<netid>-dc<k>`, netid = `<cluster>-<hash of its folder>`) and router processes
+(command line tagged with the router namespace's name) by name, so `cassperf cluster
+stop/destroy` clears what a killed process left. Needs root (CAP_SYS_ADMIN, CAP_NET_ADMIN), iproute2 and network namespaces; without them
 `check_support()` says so in one line.
 """
 
@@ -38,6 +40,7 @@ from __future__ import annotations
 import atexit
 import ctypes
 import functools
+import hashlib
 import ipaddress
 import json
 import os
@@ -74,18 +77,26 @@ ROUTER_PRIORITY = 10
 ROUTER_HOST = 254
 
 
-def router_namespace(cluster: str) -> str:
-    return f"{PREFIX}{cluster}-rt"
+def network_id(cluster: str, root: Path) -> str:
+    """`<cluster>-<6 hex digits of the cluster folder's path>`: namespace names are global to the
+    host, so two clusters of one name in different data folders (two checkouts, two test runs)
+    get networks of their own and never remove each other's."""
+    digest = hashlib.sha1(str(Path(root).resolve()).encode()).hexdigest()[:6]
+    return f"{cluster}-{digest}"
 
 
-def dc_namespace(cluster: str, dc_index: int) -> str:
+def router_namespace(netid: str) -> str:
+    return f"{PREFIX}{netid}-rt"
+
+
+def dc_namespace(netid: str, dc_index: int) -> str:
     """Namespace of the DC at position `dc_index` (1-based, topology order)."""
-    return f"{PREFIX}{cluster}-dc{dc_index}"
+    return f"{PREFIX}{netid}-dc{dc_index}"
 
 
-def _ours_re(cluster: str) -> re.Pattern[str]:
-    # suffixes carry no '-', so cluster "a" never matches cluster "a-b"'s "cassperf-a-b-dc1"
-    return re.compile(rf"^{re.escape(PREFIX + cluster)}-(rt|dc[0-9]+)$")
+def _ours_re(netid: str) -> re.Pattern[str]:
+    # suffixes carry no '-', so network "a-1a2b3c" never matches "a-1a2b3c-b-..."
+    return re.compile(rf"^{re.escape(PREFIX + netid)}-(rt|dc[0-9]+)$")
 
 
 # -- support and commands ------------------------------------------------------------------------
@@ -112,7 +123,10 @@ def ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
 
 
 def run(cmd: list[str], check: bool = True) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
+    if shutil.which(cmd[0]) is None:
+        proc = subprocess.CompletedProcess(cmd, 127, "", f"{cmd[0]}: command not found (iproute2)")
+    else:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=30)
     if check and proc.returncode != 0:
         raise ClusterError(f"network set-up failed: `{' '.join(cmd)}` exited {proc.returncode}: "
                            f"{(proc.stderr or proc.stdout).strip()}")
@@ -265,9 +279,10 @@ class DcNetwork:
                               f"one DC ({dcs[0] if dcs else 'none'}); give two or more (e.g. 'dc1:1,dc2:1') or leave "
                               "inter_dc_rtt_ms unset")
         self.cluster = cluster
+        self.id = network_id(cluster, state_dir)
         self.rtt_ms = float(rtt_ms)
-        self.router = router_namespace(cluster)
-        self.links = [DcLink(dc, k, dc_namespace(cluster, k), dc_subnet(first_address, k),
+        self.router = router_namespace(self.id)
+        self.links = [DcLink(dc, k, dc_namespace(self.id, k), dc_subnet(first_address, k),
                              str(dc_subnet(first_address, k).network_address + ROUTER_HOST), f"dc{k}")
                       for k, dc in enumerate(dcs, start=1)]
         self.nodes = list(nodes)
@@ -317,7 +332,7 @@ class DcNetwork:
             pid = int(self.pid_file.read_text().strip())
         except (FileNotFoundError, ValueError):
             return None
-        return pid if pid in router_pids(self.cluster) else None
+        return pid if pid in router_pids(self.id) else None
 
     def healthy(self) -> bool:
         if not self.exists():
@@ -407,7 +422,7 @@ class DcNetwork:
     def down(self) -> list[str]:
         """Remove this cluster's router processes and namespaces (and with them links, routes and
         addresses), made by this object or left by an earlier process. Returns what was removed."""
-        removed = remove_leftovers(self.cluster)
+        removed = remove_leftovers(self.id)
         self.pid_file.unlink(missing_ok=True)
         self.mode = None
         return removed
@@ -418,15 +433,15 @@ def sysctl(namespace: str, *settings: str) -> None:
 
 
 # -- leftovers -----------------------------------------------------------------------------------
-def leftover_namespaces(cluster: str) -> list[str]:
-    """This cluster's namespaces that exist now (by name: cassperf-<cluster>-rt / -dc<k>)."""
-    pattern = _ours_re(cluster)
+def leftover_namespaces(netid: str) -> list[str]:
+    """The namespaces of network `netid` (network_id) that exist now: cassperf-<netid>-rt / -dc<k>."""
+    pattern = _ours_re(netid)
     return [ns for ns in namespaces() if pattern.match(ns)]
 
 
-def router_pids(cluster: str) -> list[int]:
-    """Live delay-router processes of this cluster (command line: delay_router.py ... --tag <router ns>)."""
-    tag = router_namespace(cluster)
+def router_pids(netid: str) -> list[int]:
+    """Live delay-router processes of network `netid` (command line: delay_router.py ... --tag <router ns>)."""
+    tag = router_namespace(netid)
     out = []
     for proc in psutil.process_iter(["pid", "cmdline"]):
         cmd = proc.info["cmdline"] or []
@@ -459,20 +474,20 @@ def _end(pids: list[int], timeout_s: float = 10.0) -> None:
     psutil.wait_procs(alive, timeout=5)
 
 
-def remove_leftovers(cluster: str, timeout_s: float = 10.0) -> list[str]:
-    """End this cluster's router processes and whatever still runs inside its namespaces (a
-    namespace of the cluster belongs to it: what runs there ends with it), then delete the
+def remove_leftovers(netid: str, timeout_s: float = 10.0) -> list[str]:
+    """End the router processes of network `netid` and whatever still runs inside its namespaces
+    (a namespace of the cluster belongs to it: what runs there ends with it), then delete the
     namespaces; their veth links, addresses, routes and rules go with them. Returns the names
     of the namespaces removed and 'router pid N' for each router ended. Needs root when there
     is anything to remove."""
-    found = leftover_namespaces(cluster)
-    routers = router_pids(cluster)
+    found = leftover_namespaces(netid)
+    routers = router_pids(netid)
     if not found and not routers:
         return []
     if os.geteuid() != 0:
-        raise ClusterError(f"cluster {cluster} left network namespaces {', '.join(found) or '-'} and router "
-                           f"pids {routers or '-'}; removing them needs root (sudo cassperf cluster destroy "
-                           f"--name {cluster})")
+        raise ClusterError(f"network {netid} left namespaces {', '.join(found) or '-'} and router pids "
+                           f"{routers or '-'}; removing them needs root (sudo cassperf cluster destroy --name "
+                           f"{netid.rsplit('-', 1)[0]})")
     inside = [pid for ns in found for pid in namespace_pids(ns) if pid not in routers and pid != os.getpid()]
     _end(routers + inside, timeout_s)
     for ns in found:
@@ -491,9 +506,9 @@ def _register_atexit(network: DcNetwork, nodes_running: Callable[[], bool] | Non
     network whose nodes are gone serves nothing; one with live nodes stays, as the nodes do)."""
     if not _AT_EXIT:
         atexit.register(_at_exit)
-    current = _AT_EXIT.get(network.cluster)
+    current = _AT_EXIT.get(network.id)
     check = nodes_running or (current[1] if current else (lambda: False))
-    _AT_EXIT[network.cluster] = (network, check)
+    _AT_EXIT[network.id] = (network, check)
 
 
 def watch_nodes(network: DcNetwork, nodes_running: Callable[[], bool]) -> None:
