@@ -7,10 +7,12 @@ STAMP := $(VENV)/.installed-$(shell cat pyproject.toml | sha1sum | cut -c1-12)
 CASSANDRA_VERSION ?= 5.0.6
 LATTE_VERSION ?= 0.29.0
 PYTEST_ARGS ?=
+PARAMS ?= local
+LAB_PORT ?= 8888
 
 .DEFAULT_GOAL := help
 
-.PHONY: help setup jars browser report test test-unit latte bench cluster-start cluster-status cluster-stop cluster-destroy clean
+.PHONY: help setup jars browser mdadm report lab test test-unit latte bench cluster-start cluster-status cluster-stop cluster-destroy clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-16s %s\n", $$1, $$2}'
@@ -29,13 +31,21 @@ setup: $(STAMP) ## create .venv and install the pinned dependencies
 jars: setup ## resolve Cassandra's jars from Maven Central into the cache (reused later)
 	$(BIN)/cassperf cluster fetch --version $(CASSANDRA_VERSION)
 
-report: jars ## main job: run the report notebooks on the embedded local cluster -> reports/index.html
-	$(BIN)/cassperf report
+report: jars ## main job: run the report notebooks on the embedded local cluster -> reports/index.html (PARAMS=local|paper|FILE.yaml)
+	$(BIN)/cassperf report --params $(PARAMS)
+
+lab: setup ## JupyterLab on notebooks/, local only (127.0.0.1, token auth): open the URL it prints
+	@echo "JupyterLab on http://127.0.0.1:$(LAB_PORT)/lab (local only); the URL with its token follows. Ctrl-C stops it."
+	$(BIN)/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) --ServerApp.open_browser=False $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 browser: ## headless Chromium (Debian package) for the browser checks of HTML reports
 	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || echo "chromium absent and not root: browser checks will be skipped (apt-get install chromium)"; }
 
-test: jars browser ## all tests, real Cassandra nodes included
+mdadm: ## mdadm (Debian package, no recommends) for the RAID runbook's tests; needs root
+	@command -v mdadm >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mdadm >/dev/null) || echo "mdadm absent and not root: the runbook's mdadm tests will be skipped (apt-get install mdadm)"; }
+	@command -v mdadm >/dev/null && mdadm --version || true
+
+test: jars browser mdadm ## all tests, real Cassandra nodes included
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 test-unit: setup ## quick tests only (no Cassandra nodes)

@@ -1,79 +1,103 @@
-"""The main job end to end: report notebooks executed by papermill in a real kernel against a
-real embedded cluster, exported to HTML, linked from reports/index.html."""
+"""The main job end to end on real nodes: each report notebook runs on the embedded cluster its
+parameters declare; the pipeline starts it, reuses it for the next notebook of the same shape,
+replaces it for another shape, and stops what it started while a cluster that ran before is
+left running. Run under the CPU lock (addresses 127.0.5.x, clusters named publish-*)."""
 
 from __future__ import annotations
 
 import re
+import shutil
 
 import nbformat
 import pytest
 
+from cassperf import config
+from cassperf.cluster import LocalCluster
 from cassperf.report import run_reports
 from tests.conftest import cassperf_processes
+from tests.notebooks.reportkit import write_notebook
 
-pytestmark = pytest.mark.notebook
+pytestmark = [pytest.mark.notebook, pytest.mark.cluster]
+
+CLUSTER_PARAMS = '''contact_points: str = ""  # your cluster, empty for the embedded one
+cluster_topology: str = "{shape}"  # embedded cluster topology
+cluster_name: str = "cassperf"  # embedded cluster base name
+first_address: str = "127.0.0.1"  # address of node1
+cluster_heap_mb: int = 1024  # heap per node, MB'''
+
+PROBE = ['''from cassperf.cluster.study import study_cluster
+cluster = study_cluster(cluster_name=cluster_name, first_address=first_address, cluster_topology=cluster_topology,
+                        cluster_heap_mb=cluster_heap_mb, start=False)
+print(f"{cluster.name}: {sum(s.up for s in cluster.status())} of {len(cluster.nodes)} nodes up")''']
+
+EXPLICIT = {"cluster_name": "publish", "first_address": "127.0.5.1", "cluster_heap_mb": 512, "rows": 500}
 
 
-@pytest.mark.cluster
-def test_overview_report_runs_on_the_embedded_cluster(tmp_path, monkeypatch):
+def _printed(reports, name: str) -> str:
+    nb = nbformat.read(reports / "executed" / name, as_version=4)
+    return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+
+
+@pytest.fixture
+def data(tmp_path, monkeypatch):
     monkeypatch.setenv("CASSPERF_DATA", str(tmp_path / "data"))
+    yield tmp_path / "data"
+    leftover = cassperf_processes(tmp_path / "data")
+    for proc in leftover:  # only nodes under this test's folder, found by their marker
+        proc.kill()
+    assert not leftover, f"nodes left running: {[p.pid for p in leftover]}"
+
+
+def test_clusters_are_started_reused_replaced_and_stopped_per_notebook(tmp_path, data):
+    nbs = tmp_path / "notebooks"
+    write_notebook(nbs, "01-same-shape.ipynb", CLUSTER_PARAMS.format(shape="dc1:1"), PROBE)
+    write_notebook(nbs, "02-two-nodes.ipynb", CLUSTER_PARAMS.format(shape="dc1:2"), PROBE)
+    shutil.copy(config.notebooks_dir() / "00-cluster-overview.ipynb", nbs / "00-cluster-overview.ipynb")
+    log: list[str] = []
+    results = run_reports(None, "local", explicit=EXPLICIT, reports_dir=tmp_path / "reports", notebooks_dir=nbs,
+                          log=log.append)
+    by_name = {r.notebook: r for r in results}
+    assert all(r.ok for r in results), [r.error for r in results]
+    assert [line.strip() for line in log if not line.startswith(("ok", "FAILED")) and "running" not in line] == [
+        "00-cluster-overview.ipynb: cluster publish-dc1_1 (dc1:1 on 127.0.5.1, heap 512 MB)",
+        next(ln.strip() for ln in log if ln.strip().startswith("started in")),
+        "01-same-shape.ipynb: cluster publish-dc1_1 (dc1:1 on 127.0.5.1, heap 512 MB)",
+        next(ln.strip() for ln in log if ln.strip().startswith("reused in")),
+        "02-two-nodes.ipynb: cluster publish-dc1_2 (dc1:2 on 127.0.5.1, heap 512 MB)",
+        "stopped publish-dc1_1 (another shape)",
+        [ln.strip() for ln in log if ln.strip().startswith("started in")][1],
+        "stopped the clusters this run started: publish-dc1_2"]
     reports = tmp_path / "reports"
-    try:
-        results = run_reports(["00-cluster-overview.ipynb"], reports_dir=reports, cluster_name="reporttest",
-                              first_address="127.0.6.1")
-    finally:
-        leftover = cassperf_processes(tmp_path / "data")
-        for p in leftover:
-            p.kill()
-    assert not leftover, "the pipeline stops the cluster it started"
-    [r] = results
-    assert r.ok, r.error
-    executed = nbformat.read(reports / "executed" / "00-cluster-overview.ipynb", as_version=4)
-    outputs = "\n".join(str(o.get("text", "")) + str(o.get("data", {}).get("text/plain", ""))
-                        for c in executed.cells if c.cell_type == "code" for o in c.get("outputs", []))
-    assert "rows in cassperf_overview.standard1: 5000" in outputs
-    assert re.search(r"UN\s+127\.0\.6\.1", outputs)
-    assert not [o for c in executed.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
-
-    html = (reports / "00-cluster-overview.html").read_text()
-    assert "<h1" in html and "Cluster overview" in html
-    assert "application/vnd.plotly.v1+json" in html or "Plotly.newPlot" in html
+    assert "publish-dc1_1: 1 of 1 nodes up" in _printed(reports, "01-same-shape.ipynb")
+    assert "publish-dc1_2: 2 of 2 nodes up" in _printed(reports, "02-two-nodes.ipynb")
+    overview = _printed(reports, "00-cluster-overview.ipynb")
+    assert "rows in cassperf_overview.standard1: 500" in overview
+    assert re.search(r"UN\s+127\.0\.5\.1", overview)
+    assert by_name["00-cluster-overview.ipynb"].cluster_s > 1 and by_name["01-same-shape.ipynb"].cluster_s < 5
+    assert by_name["02-two-nodes.ipynb"].cluster == "publish-dc1_2 (dc1:2 on 127.0.5.1, heap 512 MB)"
+    page = (reports / "00-cluster-overview.html").read_text()
+    assert "<h1" in page and "Cluster overview" in page
+    header = page[page.index('class="cassperf-header"'):]
+    header = re.sub(r"<[^>]+>", " ", header[:header.index("</table></div></div>")])
+    assert re.search(r"Cassandra\s+5\.0\.6\s+Nodes\s+1 \(1 up\)\s+Data centers\s+dc1: 1 node", header), header
+    assert re.search(r"Name\s+publish-dc1_1\s+Kind\s+embedded: nodes on this machine", header), header
     index = (reports / "index.html").read_text()
-    assert '<a href="00-cluster-overview.html">Cluster overview</a>' in index
-    assert 'class="ok"' in index and "failed" not in index.split("<tbody>")[1]
+    assert index.count('class="status ok"') == 3
+    assert not cassperf_processes(data), "the pipeline stops the clusters it started"
 
 
-def test_report_html_renders_its_charts_in_a_real_browser(tmp_path):
-    """Headless Chromium opens an exported report from disk (no network) and plotly draws its
-    charts: the figure's SVG exists in the DOM after scripts ran."""
-    import shutil
-    import subprocess
-
-    import nbformat
-    import plotly.graph_objects as go
-
-    from cassperf.plots import use_report_renderer
-    from cassperf.report.html import export_html
-
-    chromium = shutil.which("chromium")
-    if chromium is None:
-        pytest.skip("chromium is not installed (make browser installs it)")
-    # a real executed notebook with a figure: run it in a kernel through papermill
-    nb = nbformat.v4.new_notebook()
-    nb.cells = [nbformat.v4.new_markdown_cell("# Chart check"),
-                nbformat.v4.new_code_cell("from cassperf.plots import use_report_renderer\nuse_report_renderer()\n"
-                                          "import plotly.graph_objects as go\n"
-                                          "go.Figure(go.Bar(x=['write', 'read'], y=[5000, 4000]))")]
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    src, out = tmp_path / "chart.ipynb", tmp_path / "executed.ipynb"
-    nbformat.write(nb, src)
-    from cassperf.report.execute import execute
-    assert execute(src, out).ok
-    html = tmp_path / "chart.html"
-    assert export_html(out, html) == "Chart check"
-    dom = subprocess.run([chromium, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-                          f"--user-data-dir={tmp_path / 'profile'}", "--virtual-time-budget=15000", "--dump-dom",
-                          html.as_uri()], capture_output=True, text=True, timeout=120).stdout
-    assert 'class="main-svg"' in dom, "plotly did not draw the chart (plotly.js must be embedded: offline reports)"
-    assert "write" in dom and "read" in dom
+def test_a_cluster_running_before_is_reused_and_left_running(tmp_path, data):
+    nbs = tmp_path / "notebooks"
+    write_notebook(nbs, "01-same-shape.ipynb", CLUSTER_PARAMS.format(shape="dc1:1"), PROBE)
+    before = LocalCluster("publish-dc1_1", "dc1:1", heap_mb=512, first_address="127.0.5.1")
+    try:
+        before.start()
+        log: list[str] = []
+        [result] = run_reports(None, "local", explicit=EXPLICIT, reports_dir=tmp_path / "reports",
+                               notebooks_dir=nbs, log=log.append)
+        assert result.ok, result.error
+        assert any(ln.strip().startswith("reused in") for ln in log), log
+        assert not any("stopped" in ln for ln in log), log
+        assert all(s.up for s in before.status()), "a cluster that ran before the pipeline still runs"
+    finally:
+        before.stop()

@@ -2,7 +2,7 @@
 
 Every data file of the shared fixtures (../shared/fixtures/**, sidecars and README.md excluded) and
 of the project-made fixtures (tests/fixtures/{nodetool-5.0,gc-5.0,mdadm,latte-0.29,cassandra-stress-5.0,
-cassandra-stress-keys}) is listed here with the
+cassandra-stress-keys,cassandra-stress-2.0,cassandra-stress-2.1-early}) is listed here with the
 format it belongs to, by an explicit (folder, file-name pattern) rule. For each file:
 
 - parse(path) returns a ParseResult of that format, with something in it (a Run or a non-empty
@@ -89,6 +89,8 @@ RULES: tuple[Rule, ...] = (
     Rule("local", "latte-0.29", "*.txt", "latte"),                  # real latte 0.29.0 runs (capture.py)
     Rule("local", "cassandra-stress-5.0", "*.txt", "cassandra-stress"),  # a source build (5.0/4.1.1 mix), real runs
     Rule("local", "cassandra-stress-keys", "write-seq-*", NO_FORMAT),  # keys a real cassandra-stress write made (test_keys)
+    Rule("local", "cassandra-stress-2.0", "*.txt", "cassandra-stress-2.0"),     # published 2.0 outputs (sidecars)
+    Rule("local", "cassandra-stress-2.1-early", "*.txt", "cassandra-stress"),   # published 2.1.3 outputs (sidecars)
 )
 
 #: what every shared/local fixture folder must hold at least (a folder emptied by mistake fails)
@@ -96,7 +98,8 @@ MIN_FILES = {("shared", "cassandra-stress"): 8, ("shared", "gc"): 7, ("shared", 
              ("shared", "nodetool"): 24, ("shared", "other-tools"): 3, ("shared", "stress-graph"): 1,
              ("shared", "tlp-stress"): 6, ("local", "nodetool-5.0"): 10, ("local", "gc-5.0"): 1,
              ("local", "mdadm"): 3, ("local", "latte-0.29"): 5, ("local", "cassandra-stress-5.0"): 6,
-             ("local", "cassandra-stress-keys"): 1}
+             ("local", "cassandra-stress-keys"): 1, ("local", "cassandra-stress-2.0"): 3,
+             ("local", "cassandra-stress-2.1-early"): 4}
 
 #: sniff claimers per file that are known defects: file name -> (claimers, reason). Empty: none.
 KNOWN_SNIFF_DEFECTS: dict[str, tuple[list[str], str]] = {}

@@ -11,10 +11,10 @@ import papermill
 import pytest
 
 from cassperf import config
-from cassperf.report.pipeline import REPORT_NOTEBOOKS
+from cassperf.report.params import discover_notebooks
 
 
-@pytest.mark.parametrize("name", REPORT_NOTEBOOKS)
+@pytest.mark.parametrize("name", [p.name for p in discover_notebooks()])
 def test_parameters_are_typed_commented_and_inferred_by_papermill(name):
     path = config.notebooks_dir() / name
     nb = nbformat.read(path, as_version=4)
@@ -24,9 +24,11 @@ def test_parameters_are_typed_commented_and_inferred_by_papermill(name):
     inferred = papermill.inspect_notebook(str(path))
     assert list(inferred) == [ln.split(":")[0] for ln in lines], "papermill must infer every parameter"
     for line in lines:
-        assert re.match(r"^\w+: (str|int|float|bool) = .+  # \S", line), f"{name}: {line!r}"
+        assert re.match(r"^\w+: (str|int|float|bool|list|dict) = .+  # \S", line), f"{name}: {line!r}"
         assert not re.search(r"password|secret|token|credential", line.split("#")[0], re.I), \
             f"{name}: credentials come from the environment, never from parameters: {line!r}"
     for p in inferred.values():
         assert p["help"], f"{name}: parameter {p['name']} has no comment"
-    assert {"cluster_name", "first_address"} <= set(inferred), "the report pipeline passes these to every notebook"
+    if "cluster_topology" in inferred:  # a notebook that declares an embedded cluster declares all of it
+        assert {"cluster_name", "first_address", "cluster_heap_mb", "contact_points"} <= set(inferred), \
+            f"{name}: the report pipeline starts its cluster from these"

@@ -1,13 +1,21 @@
-"""`cassperf cluster start|status|stop|destroy`: the embedded local cluster from the shell."""
+"""`cassperf cluster start|status|stop|destroy`: the embedded local cluster from the shell.
+
+`status`, `stop` and `destroy` act only on a cluster that was started here (a folder under
+data/clusters with a cluster.json); any other name is an error listing the known ones, so a
+typo never reports a cluster "stopped" while the real one keeps running. `--first-address` is
+an IPv4 address in 127.0.0.0/8 (local nodes listen on loopback only).
+"""
 
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import time
 
 from cassperf import config
 from cassperf.cluster.local import DEFAULT_VERSION, LocalCluster
+from cassperf.errors import ConfigError
 
 #: what a cluster is made with when neither the command line nor its cluster.json says otherwise
 DEFAULTS = {"topology": "dc1:1", "version": DEFAULT_VERSION, "heap_mb": 1024, "first_address": "127.0.0.1",
@@ -25,6 +33,38 @@ def started_state(name: str) -> dict | None:
         return {}
 
 
+def known_clusters() -> list[str]:
+    """Names of the local clusters started here (folders under data/clusters with a cluster.json), sorted."""
+    root = config.clusters_dir()
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / "cluster.json").is_file())
+
+
+def require_started(name: str) -> None:
+    """ConfigError naming the known clusters when ``name`` was never started here."""
+    if started_state(name) is not None:
+        return
+    known = known_clusters()
+    where = config.clusters_dir()
+    if known:
+        raise ConfigError(f"no local cluster named {name!r} in {where}; known clusters: {', '.join(known)}")
+    raise ConfigError(f"no local cluster named {name!r} in {where}, and none has been started there; "
+                      f"start one with `cassperf cluster start --name {name}`")
+
+
+def check_first_address(text: str) -> str:
+    """``text`` when it is an IPv4 address in 127.0.0.0/8, else ConfigError (one line)."""
+    try:
+        address = ipaddress.ip_address(text.strip())
+    except ValueError:
+        address = None
+    if address is None or address.version != 4 or not address.is_loopback:
+        raise ConfigError(f"--first-address {text!r}: local nodes listen on loopback only; give an IPv4 address "
+                          f"in 127.0.0.0/8, e.g. 127.0.1.1 (not a host name, not IPv6)")
+    return str(address)
+
+
 def local_cluster(name: str, **given: object) -> LocalCluster:
     """The cluster ``name``: options given (not None), else what it was started with (its
     cluster.json), else DEFAULTS. `status --name big` must find the nodes of a dc1:3 cluster on
@@ -37,6 +77,11 @@ def local_cluster(name: str, **given: object) -> LocalCluster:
 
 
 def _cluster(args: argparse.Namespace) -> LocalCluster:
+    """The cluster the command names; status/stop/destroy need one that was started here."""
+    if args.action != "start":
+        require_started(args.name)
+    if args.first_address is not None:
+        args.first_address = check_first_address(args.first_address)
     return local_cluster(args.name, **{k: getattr(args, k) for k in DEFAULTS})
 
 

@@ -23,7 +23,7 @@ from typing import Any
 
 from cassperf.errors import ConfigError
 
-TOOLS = ("engine", "cassandra-stress", "latte")
+from cassperf.workload.run import TOOLS
 
 
 def _labels(pairs: list[str]) -> dict[str, str]:
@@ -67,53 +67,28 @@ def _target(args: argparse.Namespace, spec: Any) -> Any:
 
 def _run(args: argparse.Namespace) -> int:
     from cassperf.results.store import load_run, run_folder
+    from cassperf.workload.run import run_spec
 
+    if args.processes is not None and args.processes < 1:
+        raise ConfigError(f"--processes {args.processes}: expected a whole number >= 1 (default: one per core)")
+    if args.sample_interval < 0:
+        raise ConfigError(f"--sample-interval {args.sample_interval:g}: expected seconds > 0, or 0 for no sampler")
     spec = _spec(args.command)
     labels = _labels(args.label)
     cluster = _target(args, spec)
     sampling = {"tables": [(spec.keyspace, "standard1")], "interval_s": args.sample_interval}
     try:
-        if args.tool == "engine":
-            from cassperf.workload.engine import run_workload
-
-            run = run_workload(spec, cluster, labels=labels, processes=args.processes, backend=args.backend,
-                               progress=not args.no_progress, stress_values=args.stress_values,
-                               sampler=sampling if args.sample_interval > 0 else None)
-            run_id = run.manifest["run_id"]
-        else:
-            run_id = _run_tool(args, spec, labels, cluster, sampling)
+        run = run_spec(spec, cluster, tool=args.tool, labels=labels, processes=args.processes, backend=args.backend,
+                       progress=not args.no_progress, stress_values=args.stress_values,
+                       sampler=sampling if args.sample_interval > 0 else None, raise_on_failure=False)
     finally:
         cluster.close()
+    run_id = run.manifest["run_id"]
     _print_run(load_run(run_id), run_folder(run_id))
+    if run.manifest.get("failed"):
+        print(f"FAILED: {run.manifest.get('failure')}")
+        return 1
     return 0
-
-
-def _run_tool(args: argparse.Namespace, spec: Any, labels: dict[str, str], cluster: Any,
-              sampling: dict[str, Any]) -> str:
-    """cassandra-stress or latte as a subprocess into a new run, the sampler beside it."""
-    from contextlib import nullcontext
-
-    from cassperf.results.store import RunWriter
-    from cassperf.sampler import ClusterSampler
-    from cassperf.workload.engine import create_schema
-
-    # the schema first, as the engine makes it: a keyspace that exists with another schema is a
-    # clear error before the tool starts, and the sampler finds the table from its first sample
-    create_schema(spec, cluster)
-    with RunWriter(tool=args.tool, labels=labels) as writer:
-        sampler = (ClusterSampler(cluster, writer=writer, **sampling) if args.sample_interval > 0
-                   else nullcontext())
-        with sampler:
-            if args.tool == "cassandra-stress":
-                from cassperf.workload.runners.stress_runner import run_cassandra_stress
-
-                run_cassandra_stress(spec, writer, cluster=cluster, progress=not args.no_progress,
-                                     schema_precreated=True)
-            else:
-                from cassperf.workload.runners.latte_runner import run_latte
-
-                run_latte(spec, writer, cluster=cluster, progress=not args.no_progress, schema=False)
-        return writer.run_id
 
 
 def _print_run(run: Any, folder: Any) -> None:

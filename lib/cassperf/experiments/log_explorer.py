@@ -1,7 +1,9 @@
 """Log explorer: import every log in a folder or glob into a store, and give back tidy frames
 for the notebook: the runs table, intervals of every run, GC pauses, and what could not be read.
+The charts of these frames are in `cassperf.plots.logs`.
 
-Nothing is guessed: a file no parser recognises is listed in `problems` with the formats tried.
+Nothing is guessed: a file no parser recognises is listed in `problems` with the formats tried;
+so is a file whose content the store already holds (imported once, never counted twice).
 """
 
 from __future__ import annotations
@@ -10,12 +12,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import pandas as pd
-import plotly.graph_objects as go
 
 from cassperf import parsers
 from cassperf.parsers.paths import expand_paths
 from cassperf.errors import CassperfError
-from cassperf.results.catalog import catalog, import_parsed
+from cassperf.results.catalog import DuplicateImportError, catalog, import_parsed
 
 
 @dataclass
@@ -37,7 +38,11 @@ def explore(pattern: str | Path, store: Path) -> Explored:
         except (CassperfError, OSError) as exc:
             problems.append({"file": path.name, "error": str(exc).splitlines()[0]})
             continue
-        import_parsed(result, {"file": path.name, "format": result.format}, root=store)
+        try:
+            import_parsed(result, {"file": path.name, "format": result.format}, root=store)
+        except DuplicateImportError as exc:          # already in this store: listed, not counted twice
+            problems.append({"file": path.name, "error": str(exc)})
+            continue
         formats.append({"file": path.name, "format": result.format, "runs": len(result.runs),
                         "tables": ", ".join(result.tables), "warnings": len(result.warnings),
                         "complete": result.complete})
@@ -59,37 +64,3 @@ def explore(pattern: str | Path, store: Path) -> Explored:
 def _concat(frames: list[pd.DataFrame]) -> pd.DataFrame:
     frames = [f for f in frames if not f.empty]
     return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame()
-
-
-def throughput_over_time(intervals: pd.DataFrame) -> go.Figure:
-    """ops/s per interval, one line per run and op type."""
-    fig = go.Figure()
-    if not intervals.empty:
-        for (run, op), g in intervals.groupby(["run", "op"], sort=False):
-            fig.add_scatter(x=g["time_s"], y=g["rate_ops_s"], mode="lines", name=f"{run} {op}")
-    fig.update_layout(title="Throughput over time", xaxis_title="time since start (s)", yaxis_title="ops/s")
-    return fig
-
-
-def latency_over_time(intervals: pd.DataFrame, percentile: str = "p99") -> go.Figure:
-    """Per-interval latency percentile as the tool reported it (one line per run and op type)."""
-    col = f"latency_{percentile}_ms"
-    fig = go.Figure()
-    if not intervals.empty and col in intervals:
-        for (run, op), g in intervals.groupby(["run", "op"], sort=False):
-            if g[col].notna().any():
-                fig.add_scatter(x=g["time_s"], y=g[col], mode="lines", name=f"{run} {op}")
-    fig.update_layout(title=f"Latency {percentile} over time (per interval, as each tool reported it)",
-                      xaxis_title="time since start (s)", yaxis_title=f"{percentile} latency (ms)")
-    return fig
-
-
-def gc_pauses_over_time(pauses: pd.DataFrame) -> go.Figure:
-    """Each stop-the-world pause as a point: JVM uptime (s) against pause length (ms)."""
-    fig = go.Figure()
-    if not pauses.empty:
-        for file, g in pauses.groupby("file", sort=False):
-            fig.add_scatter(x=g["uptime_s"], y=g["pause_ms"], mode="markers", name=file,
-                            text=g.get("cause"), hovertemplate="%{text}<br>%{y:.1f} ms at %{x:.0f} s")
-    fig.update_layout(title="GC pauses", xaxis_title="JVM uptime (s)", yaxis_title="pause (ms)")
-    return fig

@@ -30,6 +30,7 @@ _FORMAT_MODULES: list[str] = [
     "gc_jdk8",
     "stress_graph",
     "cassandra_stress",
+    "cassandra_stress_legacy",
 ]
 
 

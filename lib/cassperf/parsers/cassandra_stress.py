@@ -15,6 +15,15 @@ summary    the Results block: one row per op type named in its brackets
 
 The closing auto-rate table (`4 threadCount, insert, ...`) becomes tables["thread_summary"].
 
+Early 2.1 (2.1.0 to about 2.1.6; see cassandra_stress_rows): interval rows without an op-type
+column become op "total" rows (manifest format_generation "2.1-early", extra column
+adj_row_rate_s); such rows arriving without their header get the header their field count implies
+(18: the 2.1.x releases', 12: the betas'), with a warning; the auto-rate table's `4 threads` ids
+are read like `4 threadCount`; Results blocks without per-op brackets need no `Total partitions` /
+`Total errors` lines to be complete (early 2.1 did not print them). An output that holds only the
+auto-rate table (its runs cut or elided) gives that table, no runs, complete=False.
+cassandra-stress 2.0's CSV output is another format: cassandra_stress_legacy ("cassandra-stress-2.0").
+
 Line rules (documented, counted): the settings dump, the user-mode profile dump (its structural
 rule is in cassandra_stress_settings; kept in manifest settings 'Profile'), `Insert Statement:`
 with the statement after it (settings 'Insert Statement'), the tool's own chatter (`Sleeping
@@ -40,8 +49,9 @@ import pandas as pd
 
 from cassperf.errors import ParseError
 from cassperf.parsers.base import Format, ParseResult, check_text
-from cassperf.parsers.cassandra_stress_rows import (DEFAULT_COLUMNS, ROW_LIKE_RE, Header, Rows, make_header,
-                                                    parse_header, parse_rows, parse_thread_header, parse_thread_rows)
+from cassperf.parsers.cassandra_stress_rows import (DEFAULT_COLUMNS, EARLY_21_COLUMNS, ROW_LIKE_RE, Header, Rows,
+                                                    early_header_for, make_header, parse_header, parse_rows,
+                                                    parse_thread_header, parse_thread_rows)
 from cassperf.parsers.cassandra_stress_runs import RunText, build_run, gc_not_collected
 from cassperf.parsers.cassandra_stress_settings import (INSERT_STATEMENT_MARKER, PROFILE_MARKERS, SECTION_RE, SECTIONS,
                                                         SETTINGS_MARKER, command_from_echo, parse_profile,
@@ -92,7 +102,12 @@ BLOCK_END_RE = re.compile(r"\n[ \t]*\n")
 # Results:   |   Running with 8 threadCount   |   END   |   ******************** Stress Settings ...
 # or a different header. Found among the lines the bulk read set aside, so looking for them
 # costs nothing while there are none.
-TERMINATOR_RE = re.compile(r"^(?:Results:|Running |END\b|FAILURE\b|\*{5}|[ \t]*(?:id,[ \t]*)?type,?[ \t]+total ops)")
+TERMINATOR_RE = re.compile(r"^(?:Results:|Running |END\b|FAILURE\b|\*{5}|[ \t]*(?:id,[ \t]*)?type,?[ \t]+total ops"
+                           r"|[ \t]*(?:id,[ \t]*)?(?:total ops|ops)[ \t]*,[ \t]*(?:adj row/s|op/s)[ \t]*,)")
+
+# 514369    ,     60109,   57871,   57871,   57871,     0.3, ...   (early 2.1: a row with no op name, the
+# count left-justified in 10 characters; 12 or 18 fields, more in a decimal-comma locale)
+EARLY_ROW_RE = re.compile(r"^[ \t]*\d+[ \t]*,(?:[ \t]*(?:-?\d+(?:\.\d+)?|NaN|-?Infinity)[ \t]*,){10}")
 
 
 @dataclass
@@ -251,7 +266,7 @@ def _scan(text: str, result: ParseResult) -> _Scan:
             scan.in_cql = scan.profile_continues = False
             pos, line_no = nxt, nxt_no
             continue
-        header = parse_header(line) if "total ops" in line else None
+        header = parse_header(line) if "ops" in line else None
         if header is not None:
             scan.started, scan.ended = True, False
             run = scan.current(line_no)
@@ -295,6 +310,9 @@ def _scan(text: str, result: ParseResult) -> _Scan:
             scan.ended = True
         elif ROW_LIKE_RE.match(line) and not line.lstrip()[0].isdigit():
             pos, line_no = max((nxt, nxt_no), _scan_headless_rows(scan, pos, line_no))
+            continue
+        elif EARLY_ROW_RE.match(line) and (early := early_header_for(line)) is not None:
+            pos, line_no = max((nxt, nxt_no), _scan_headless_rows(scan, pos, line_no, early))
             continue
         elif (m := CONNECTED_RE.match(stripped)) is not None:
             scan.started = True
@@ -362,23 +380,34 @@ def _is_stress_line(line: str, stripped: str) -> bool:
     return bool(CONNECTED_RE.match(stripped) or HOST_RE.match(stripped) or CHATTER_RE.match(stripped)
                 or DRIVER_LOG_RE.match(line) or JDK_WARNING_RE.match(line) or EXCEPTION_RE.match(line)
                 or RUNNING_RE.match(stripped) or RUNNING_STEP_RE.match(stripped) or stripped == "Results:"
-                or ("total ops" in line and parse_header(line) is not None))
+                or ("ops" in line and parse_header(line) is not None))
 
 
-def _scan_headless_rows(scan: _Scan, pos: int, line_no: int) -> tuple[int, int]:
+def _scan_headless_rows(scan: _Scan, pos: int, line_no: int, early: Header | None = None) -> tuple[int, int]:
     """Interval rows with no header before them in this run (a log cut at the top, or rows after a
-    blank line in the middle of a run): parsed with the run's header, else the standard one."""
+    blank line in the middle of a run): parsed with the run's header, else the standard one, or,
+    for early-2.1 rows (no op name; `early` is the header their field count implies), that one."""
     scan.started = True
     run = scan.current(line_no)
     if run.results is not None:
         run = scan.new_run(line_no)
     scan.claim_jmx(run)
-    if run.header is None:
-        run.header = make_header(DEFAULT_COLUMNS)
+    if run.header is None or (early is not None and run.header.has_type):
         eol = scan.text.find("\n", pos)
-        scan.result.warn(line_no, scan.text[pos:eol if eol >= 0 else None],
-                         "an interval header before the first row; assumed the standard 3.x/4.x columns "
-                         "(total ops, op/s, pk/s, row/s, mean, med, .95, .99, .999, max, time, stderr, errors, gc...)")
+        shown = scan.text[pos:eol if eol >= 0 else None]
+        if early is None:
+            run.header = make_header(DEFAULT_COLUMNS)
+            scan.result.warn(line_no, shown, "an interval header before the first row; assumed the standard 3.x/4.x "
+                                             "columns (total ops, op/s, pk/s, row/s, mean, med, .95, .99, .999, max, "
+                                             "time, stderr, errors, gc...)")
+        else:
+            if run.header is not None:
+                run = scan.new_run(line_no)
+            run.header = early
+            which = "2.1.x" if early.names == EARLY_21_COLUMNS else "2.1 beta"
+            scan.result.warn(line_no, shown, f"an interval header before the first row; assumed the early {which} "
+                                             f"columns by the row's field count ({', '.join(early.names)}); op "
+                                             "'total'")
     return scan.rows(run, run.header, pos, line_no)
 
 
@@ -417,7 +446,7 @@ def _scan_thread_table(scan: _Scan, header: Header, pos: int, line_no: int) -> t
         eol = text.find("\n", pos)
         eol = n if eol < 0 else eol
         line = text[pos:eol]
-        if not line.strip() or not ROW_LIKE_RE.match(line):
+        if not line.strip() or not header.row_like.match(line):
             break
         lines.append(line)
         pos, line_no = eol + 1, line_no + 1
@@ -433,7 +462,8 @@ def _scan_thread_table(scan: _Scan, header: Header, pos: int, line_no: int) -> t
     return pos, line_no
 
 
-_THREADS_RE = re.compile(r"(\d+)\s*threadCount")
+# 4 threadCount   |   4 threads (early 2.1)
+_THREADS_RE = re.compile(r"(\d+)\s*thread(?:Count|s)\b")
 _INT64_MAX = 2**63 - 1
 
 
@@ -481,6 +511,13 @@ def parse_stress_log(text: str, source: str = "<text>") -> ParseResult:
             result.complete = False
             result.warn(None, None, "interval rows or a Results block after the settings dump; the output ends before any")
             return result
+        table = _thread_table(scan.thread_rows)
+        if table is not None:               # an auto-rate summary table alone (the runs cut or elided)
+            result.tables["thread_summary"] = table
+            result.complete = False
+            result.warn(None, None, "interval rows or a Results block for each thread count of the auto-rate "
+                                    "summary table; the output has only the table")
+            return result
         raise ParseError(source, first_no, first, "cassandra-stress output: a 'type, total ops, op/s, ...' interval "
                                                   "header, interval rows or a 'Results:' block")
     table = _thread_table(scan.thread_rows)
@@ -502,8 +539,12 @@ def parse_stress_log(text: str, source: str = "<text>") -> ParseResult:
     return result
 
 
-# Header, a 'Results:' block with its first key, or the settings marker, at the start of a line.
+# Header, a 'Results:' block with its first key, or the settings marker, at the start of a line;
+# early 2.1: a header with no type column (also of the auto-rate table), or a row with no op name
+# ('514369    ,     60109,   57871, ...': the count left-justified, a space before its comma).
 _SNIFF_RE = re.compile(r"^\s*type,?\s+total ops,\s*op/s,|^Results:\s*\n\s*op rate\s*:|"
+                       r"^[ \t]*(?:id,[ \t]*)?(?:total ops|ops)[ \t]*,[ \t]*(?:adj row/s|op/s)[ \t]*,|"
+                       r"^[ \t]*\d+ +,(?:[ \t]*-?\d+(?:\.\d+)?[ \t]*,){10}|"
                        + re.escape(SETTINGS_MARKER), re.MULTILINE | re.IGNORECASE)
 
 

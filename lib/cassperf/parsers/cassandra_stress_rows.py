@@ -8,6 +8,17 @@ so a row is the op name and a comma, then fields separated by commas and padded 
 The columns are taken from the block's own header line, so 2.1 (`type,  total ops,...`), 3.x
 (`type       total ops,...`) and 4.x (50-wide type column) share one code path.
 
+Early 2.1 (2.1.0 to about 2.1.6) printed no op-type column: one row per interval, the total over
+every op type, the count left-justified in ten characters (StressMetrics, 2.1.x:
+`%-10d,%10.0f,%8.0f,...`), under one of two headers:
+
+    total ops , adj row/s,    op/s,    pk/s,   row/s,    mean,     med, ..., stderr,  gc: #,  max ms, ...
+    ops       ,    op/s,adj op/s,   key/s,    mean,     med,     .95,     .99,    .999,     max,   time,   stderr
+
+(the second from the 2.1 betas). Those rows get op "total" (Header.has_type False).
+`adj row/s` is TimingInterval.adjustedRowRate(): rows / (interval length minus the pause, the
+stretch in which every thread was waiting), in rows per second.
+
 Speed: a block of rows is parsed in bulk, never line by line in Python. Tier 1: pyarrow's CSV
 reader with typed columns (strict: a field that is not a number rejects the tier). Tier 2,
 inside the same read: lines with another field count (driver WARN lines, exception lines, a
@@ -54,21 +65,40 @@ COLUMN_MAP: dict[str, tuple[str, str]] = {
     "sum ms": ("gc_total_ms", "f0"),
     "sdv ms": ("gc_sdv_ms", "f0"),
     "mb": ("gc_mb", "f0"),                     # MiB collected in the interval
+    # early 2.1 (no op-type column)
+    "adj row/s": ("adj_row_rate_s", "f0"),     # rows / (interval - pause), TimingInterval.adjustedRowRate
+    "ops": ("count", "int"),                   # 2.1 betas: cumulative ops
+    "adj op/s": ("adj_rate_ops_s", "f0"),      # 2.1 betas: ops / (interval - pause)
+    "key/s": ("partition_rate_s", "f0"),       # 2.1 betas: partition keys per second
 }
 
 #: the 3.x/4.x header, assumed for rows that arrive without one (a log cut at the top)
 DEFAULT_COLUMNS = ("total ops", "op/s", "pk/s", "row/s", "mean", "med", ".95", ".99", ".999", "max", "time",
                    "stderr", "errors", "gc: #", "max ms", "sum ms", "sdv ms", "mb")
 
+#: early 2.1 headers (no op-type column), by the number of fields a row has: assumed for rows
+#: that arrive without their header. 2.1.x releases (StressMetrics.HEADMETRICS), then the betas.
+EARLY_21_COLUMNS = ("total ops", "adj row/s", "op/s", "pk/s", "row/s", "mean", "med", ".95", ".99", ".999", "max",
+                    "time", "stderr", "gc: #", "max ms", "sum ms", "sdv ms", "mb")
+BETA_21_COLUMNS = ("ops", "op/s", "adj op/s", "key/s", "mean", "med", ".95", ".99", ".999", "max", "time", "stderr")
+
 # type       total ops,    op/s,    pk/s,   row/s,    mean,     med,     .95,     .99,    .999,     max,   time, ...
 # type,      total ops,    op/s,    pk/s,   row/s,    mean, ...                     (2.1 era)
 HEADER_RE = re.compile(r"^\s*type,?\s+(total ops\s*,.*?)\s*$")
 
+# total ops , adj row/s,    op/s,    pk/s,   row/s,    mean, ...                 (early 2.1: no type column)
+# ops       ,    op/s,adj op/s,   key/s,    mean,     med, ...                    (2.1 betas)
+NO_TYPE_HEADER_RE = re.compile(r"^\s*((?:total ops|ops)\s*,\s*(?:adj row/s|op/s)\s*,.*?)\s*$")
+
 #             id, type       total ops,    op/s,    pk/s,   row/s,    mean, ...     (auto-rate summary table)
-THREAD_HEADER_RE = re.compile(r"^\s*id,\s*type,?\s+(total ops\s*,.*?)\s*$")
+#          id, total ops , adj row/s,    op/s,    pk/s,   row/s                     (early 2.1)
+THREAD_HEADER_RE = re.compile(r"^\s*id,\s*(type,?\s+)?(total ops\s*,.*?)\s*$")
 
 # total,         10000,   16386, ...   |   WRITE, 12, ...   -- starts like a row (op name, comma, a number)
 ROW_LIKE_RE = re.compile(r"^\s*(?:[^,]*threadCount,\s*)?[A-Za-z_][\w.\-]*\s*,\s*-?\d")
+
+# 514369    ,     60109,   57871, ...   |    4 threads, 100000    ,       238, ...   (early 2.1: no op name)
+NO_TYPE_ROW_LIKE_RE = re.compile(r"^\s*(?:[^,]*threads?,\s*)?-?\d+\s*,\s*-?\d")
 
 _OP_NAME_RE = r"[A-Za-z_][\w.\-]*"
 _OP_NAME_FULL_RE = re.compile(rf"^{_OP_NAME_RE}$")
@@ -91,32 +121,45 @@ class Header:
     forms: tuple[str, ...]          # int | f0 | f1 | f5 | num
     type_width: int = 0             # width of the padded type column (10 in 3.x, 50 in 4.x)
     comma_after_type: bool = False  # 2.1 era: 'type,      total ops'
+    has_type: bool = True           # False: early 2.1, rows start with the count (op is 'total')
 
     @property
     def generation(self) -> str:
+        if not self.has_type:
+            return "2.1-early"
         if self.comma_after_type:
             return "2.1"
         return "4.x" if self.type_width >= 40 else "3.x"
+
+    @property
+    def row_like(self) -> re.Pattern[str]:
+        """The rule for 'starts like a row' under this header."""
+        return ROW_LIKE_RE if self.has_type else NO_TYPE_ROW_LIKE_RE
 
 
 def _column_name(name: str) -> str:
     return re.sub(r"\W+", "_", name.strip().lower()).strip("_") or "column"
 
 
-def make_header(names: tuple[str, ...], type_width: int = 0, comma_after_type: bool = False) -> Header:
+def make_header(names: tuple[str, ...], type_width: int = 0, comma_after_type: bool = False,
+                has_type: bool = True) -> Header:
     columns, forms = [], []
     for name in names:
         col, form = COLUMN_MAP.get(name, (_column_name(name), "num"))
         columns.append(col)
         forms.append(form)
-    return Header(tuple(names), tuple(columns), tuple(forms), type_width, comma_after_type)
+    return Header(tuple(names), tuple(columns), tuple(forms), type_width, comma_after_type, has_type)
 
 
 def parse_header(line: str) -> Header | None:
     """An interval header line -> Header, or None when the line is not one."""
     m = HEADER_RE.match(line)
     if not m:
-        return None
+        m = NO_TYPE_HEADER_RE.match(line)
+        if not m:
+            return None
+        names = tuple(n.strip() for n in m.group(1).split(","))
+        return None if any(not n for n in names) else make_header(names, has_type=False)
     names = tuple(n.strip() for n in m.group(1).split(","))
     if any(not n for n in names):
         return None
@@ -124,20 +167,33 @@ def parse_header(line: str) -> Header | None:
     return make_header(names, type_width=stripped.index("total ops"), comma_after_type=stripped.startswith("type,"))
 
 
+def early_header_for(line: str) -> Header | None:
+    """The early-2.1 header a header-less row of that many fields was printed under, or None.
+
+    Rows are read by field count: 18 (2.1.x releases) or 12 (2.1 betas); in a decimal-comma
+    locale each of the 8 one- or five-decimal fields adds a comma (26 or 20)."""
+    n = line.count(",") + 1
+    for names in (EARLY_21_COLUMNS, BETA_21_COLUMNS):
+        if n in (len(names), len(names) + 8):
+            return make_header(names, has_type=False)
+    return None
+
+
 def parse_thread_header(line: str) -> Header | None:
     m = THREAD_HEADER_RE.match(line)
     if not m:
         return None
-    names = tuple(n.strip() for n in m.group(1).split(","))
-    return None if any(not n for n in names) else make_header(names)
+    names = tuple(n.strip() for n in m.group(2).split(","))
+    return None if any(not n for n in names) else make_header(names, has_type=m.group(1) is not None)
 
 
 @functools.lru_cache(maxsize=64)
-def row_regex(forms: tuple[str, ...], decimal: str, with_id: bool) -> re.Pattern[str]:
+def row_regex(forms: tuple[str, ...], decimal: str, with_id: bool, has_type: bool = True) -> re.Pattern[str]:
     """One regex for a whole row: op name (and the 'N threadCount' id), then every field."""
     head = r"^\s*(?:(?P<id>[^,]+?)\s*,\s*)?" if with_id else r"^\s*"
-    fields = ",".join(rf"\s*({_TOKENS[(f, decimal)]})" for f in forms)
-    return re.compile(head + rf"(?P<op>{_OP_NAME_RE})\s*," + fields + r"\s*$")
+    fields = ",".join(rf"\s*({_TOKENS[(f, decimal)]})[ \t]*" for f in forms)     # early 2.1 pads after the count
+    op = rf"(?P<op>{_OP_NAME_RE})\s*," if has_type else ""
+    return re.compile(head + op + fields + r"\s*$")
 
 
 @dataclass
@@ -169,8 +225,8 @@ def _bulk(buf: bytes | memoryview, first_line_no: int, header: Header) -> Rows |
     another field count are set aside by its invalid-row handler. Returns the Rows, or the
     1-based line (within `buf`) of a row it refuses (a field that is not a number, an op name
     that is not a name) when it can tell, or None (no row at all, or no line number)."""
-    names = ["op"] + [f"c{i}" for i in range(len(header.columns))]
-    types = {"op": pa.string()}
+    names = (["op"] if header.has_type else []) + [f"c{i}" for i in range(len(header.columns))]
+    types = {"op": pa.string()} if header.has_type else {}
     for i, form in enumerate(header.forms):
         types[f"c{i}"] = pa.int64() if form == "int" else pa.float64()
     invalid: list[tuple[int, str]] = []
@@ -193,22 +249,26 @@ def _bulk(buf: bytes | memoryview, first_line_no: int, header: Header) -> Rows |
         return int(m.group(1)) if m and int(m.group(1)) >= 1 else None
     if table.num_rows == 0 or any(no < 1 for no, _ in invalid):
         return None
-    ops = table.column("op").combine_chunks()
-    names = pc.unique(ops).to_pylist()            # a handful: validate those, not every row
-    if any(n != n.strip() for n in names):
-        ops = pc.utf8_trim_whitespace(ops)
-        names = pc.unique(ops).to_pylist()
-    wrong = [n for n in names if not _OP_NAME_FULL_RE.match(n)]
-    if wrong:
-        row = min(pc.index(ops, n).as_py() for n in wrong) + 1                  # among the parsed rows
-        for no in sorted(no for no, _ in invalid):                               # -> a line of buf
-            row += no <= row
-        return row
+    if not header.has_type:
+        ops = pa.array(["total"] * table.num_rows, type=pa.string())
+    else:
+        ops = table.column("op").combine_chunks()
+        names = pc.unique(ops).to_pylist()            # a handful: validate those, not every row
+        if any(n != n.strip() for n in names):
+            ops = pc.utf8_trim_whitespace(ops)
+            names = pc.unique(ops).to_pylist()
+        wrong = [n for n in names if not _OP_NAME_FULL_RE.match(n)]
+        if wrong:
+            row = min(pc.index(ops, n).as_py() for n in wrong) + 1              # among the parsed rows
+            for no in sorted(no for no, _ in invalid):                           # -> a line of buf
+                row += no <= row
+            return row
     values = {col: table.column(f"c{i}").to_numpy() for i, col in enumerate(header.columns)}
     n_lines = table.num_rows + len(invalid)
     invalid = [(first_line_no + no - 1, ln) for no, ln in invalid]
-    other = [(no, ln) for no, ln in invalid if ln.strip() and not ROW_LIKE_RE.match(ln)]
-    malformed = [(no, ln) for no, ln in invalid if ROW_LIKE_RE.match(ln)]
+    row_like = header.row_like
+    other = [(no, ln) for no, ln in invalid if ln.strip() and not row_like.match(ln)]
+    malformed = [(no, ln) for no, ln in invalid if row_like.match(ln)]
     bad = {no for no, _ in invalid}
     last = first_line_no + n_lines - 1
     while last in bad:
@@ -218,7 +278,7 @@ def _bulk(buf: bytes | memoryview, first_line_no: int, header: Header) -> Rows |
 
 def _regex_rows(lines: list[str], first_line_no: int, header: Header, with_id: bool) -> Rows:
     """Tier 3: one compiled regex per row, either locale."""
-    rx = {d: row_regex(header.forms, d, with_id) for d in (".", ",")}
+    rx = {d: row_regex(header.forms, d, with_id, header.has_type) for d in (".", ",")}
     order = [".", ","]
     ops: list[str] = []
     ids: list[str] = []
@@ -235,7 +295,7 @@ def _regex_rows(lines: list[str], first_line_no: int, header: Header, with_id: b
             if m is not None:
                 order.reverse()
         if m is not None:
-            ops.append(m.group("op"))
+            ops.append(m.group("op") if header.has_type else "total")
             if with_id:
                 ids.append((m.group("id") or "").strip())
             g = m.groups()
@@ -245,7 +305,7 @@ def _regex_rows(lines: list[str], first_line_no: int, header: Header, with_id: b
             last_row_line = first_line_no + i
         elif not line.strip():
             continue
-        elif ROW_LIKE_RE.match(line):
+        elif header.row_like.match(line):
             malformed.append((first_line_no + i, line))
         else:
             other.append((first_line_no + i, line))

@@ -8,6 +8,8 @@ number formatting, never in meaning:
     Latency max               : 1086.3 ms [READ: 1,086.3 ms, WRITE: 983.0 ms]
     Latency mean              : 11608,7 ms [insert: 11 608,7 ms]             (Russian locale)
     Total GC memory           : 1,205 GiB                                    (1.205 GiB there)
+    op rate                   : 1922                                         (early 2.1: no brackets, no
+                                                                              Total partitions/errors lines)
 
 Numbers follow the JVM's locale, so the decimal separator of a block is read from its latency
 lines (always printed with exactly one decimal) before any number is converted; grouping
@@ -51,6 +53,10 @@ RESULT_KEYS: dict[str, tuple[str, str | None]] = {
 REQUIRED_COLUMNS = ("rate_ops_s", "partition_rate_s", "row_rate_s", "latency_mean_ms", "latency_p50_ms",
                     "latency_p95_ms", "latency_p99_ms", "latency_p999_ms", "latency_max_ms", "partitions",
                     "errors", "duration_s")
+
+#: what early 2.1 (2.1.0 to about 2.1.6: no per-op figures in brackets) did not print yet
+#: ('Total partitions', 'Total errors' came with the per-op figures)
+EARLY_21_ABSENT = ("partitions", "errors")
 
 #: columns that only the run as a whole has (kept on the op="total" summary row)
 TOTAL_ONLY_COLUMNS = ("duration_s", "gc_count", "gc_memory_bytes", "gc_time_s", "gc_avg_ms", "gc_sdv_ms")
@@ -127,8 +133,14 @@ class ResultsBlock:
         return list(self.per_op)
 
     @property
+    def early_21(self) -> bool:
+        """An early-2.1 block: no per-op figures and neither of the totals that came with them."""
+        return not self.per_op and not any(c in self.total for c in EARLY_21_ABSENT)
+
+    @property
     def missing(self) -> list[str]:
-        return [c for c in REQUIRED_COLUMNS if c not in self.total]
+        required = [c for c in REQUIRED_COLUMNS if not (self.early_21 and c in EARLY_21_ABSENT)]
+        return [c for c in required if c not in self.total]
 
     @property
     def complete(self) -> bool:

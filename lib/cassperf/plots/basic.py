@@ -1,4 +1,4 @@
-"""Bar charts of per-op rates and latency percentiles."""
+"""Bar charts of per-op rates and latency percentiles, and how notebooks show figures."""
 
 from __future__ import annotations
 
@@ -8,8 +8,17 @@ import plotly.io as pio
 
 
 def use_report_renderer() -> None:
-    """Figures carry plotly.js inside the notebook, so exported HTML reports work offline."""
-    pio.renderers.default = "plotly_mimetype+notebook"
+    """Show figures as plotly JSON (the `application/vnd.plotly.v1+json` output) and nothing
+    else: JupyterLab draws it with its plotly extension, and the report exporter
+    (`cassperf.report.html`) draws it from one copy of plotly.js per report, offline. The
+    executed notebook stays small (no plotly.js inside it). Charts use the plain white template.
+    Tables (pandas) show up to 100 rows and 40 columns before eliding: a report's reader cannot
+    scroll a DataFrame that was cut."""
+    pio.renderers.default = "plotly_mimetype"
+    pio.templates.default = "plotly_white"
+    pd.set_option("display.max_rows", 100)
+    pd.set_option("display.min_rows", 100)
+    pd.set_option("display.max_columns", 40)
 
 
 def latency_bars(frame: pd.DataFrame, title: str, group: str = "op",

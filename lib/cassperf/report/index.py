@@ -1,36 +1,117 @@
-"""reports/index.html: one row per report notebook with its status and a link."""
+"""reports/index.html: every report in reports/, one row each, in notebook name order.
+
+Each pipeline run writes one record per notebook it ran (`reports/records/<stem>.json`); the
+index is rebuilt from all records, so running one notebook (`--notebook`) keeps the others'
+rows. A row: the report (linked), its status (failed: where and why), how long the notebook
+ran, the cluster it ran on and how long providing it took, the parameter set, the runs it
+stored, the report's size and when it was made.
+"""
 
 from __future__ import annotations
 
 import html
+import json
+from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Iterable
+
+
+@dataclass(frozen=True)
+class ReportRecord:
+    notebook: str                 # file name, e.g. 01-replication-factor.ipynb
+    title: str
+    html: str | None              # report file name relative to the index; None: no report written
+    ok: bool
+    error: str | None
+    duration_s: float             # notebook execution, s
+    parameter_set: str            # local, paper or a file name
+    runs_stored: int              # run folders that appeared under the runs dir during the notebook
+    cluster: str                  # e.g. "cassperf-dc1_6 (dc1:6 on 127.0.0.1)", "none", "yours: 10.0.0.5"
+    cluster_s: float              # s spent starting (or stopping) clusters before it; 0 when reused
+    size_bytes: int
+    finished_utc: str
+    commit: str | None
+
+
+def records_dir(reports: Path) -> Path:
+    return reports / "records"
+
+
+def write_record(reports: Path, record: ReportRecord) -> None:
+    folder = records_dir(reports)
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / f"{Path(record.notebook).stem}.json").write_text(json.dumps(asdict(record), indent=2), encoding="utf-8")
+
+
+def read_records(reports: Path) -> list[ReportRecord]:
+    """Every record under reports/records, in notebook name order (unreadable ones skipped)."""
+    out = []
+    for path in sorted(records_dir(reports).glob("*.json")):
+        try:
+            out.append(ReportRecord(**json.loads(path.read_text(encoding="utf-8"))))
+        except (OSError, ValueError, TypeError):
+            continue
+    return sorted(out, key=lambda r: r.notebook)
+
 
 _PAGE = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>cassperf reports</title>
-<style>body{{font-family:system-ui,sans-serif;margin:2rem;max-width:60rem}}
-table{{border-collapse:collapse}}td,th{{border:1px solid #ccc;padding:.3rem .6rem;text-align:left}}
-.failed{{color:#b00}}.ok{{color:#070}}</style></head>
+<style>
+body{{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;margin:2rem auto;max-width:76rem;padding:0 1.5rem;
+  color:#1f2933}}
+h1{{font-size:1.6rem;margin-bottom:.2rem}} p.meta{{color:#52606d;margin-top:0}}
+table{{border-collapse:collapse;font-size:14px;width:100%}}
+th,td{{border-bottom:1px solid #e4e7eb;padding:.45rem .6rem;text-align:left;vertical-align:top}}
+thead th{{border-bottom:2px solid #9aa5b1;font-weight:600;white-space:nowrap}}
+td.num{{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}}
+.status{{font-weight:600;white-space:nowrap}} .ok{{color:#1b7f3b}} .failed{{color:#c62828}}
+tr.failed-row{{background:#fdecea}} .err{{color:#7f1d1d;font-size:12.5px;margin-top:.2rem}}
+code{{font-size:12.5px}} .small{{color:#52606d;font-size:12.5px}}
+</style></head>
 <body><h1>cassperf reports</h1>
-<p>Generated {generated} from commit <code>{commit}</code>.</p>
-<table><thead><tr><th>Report</th><th>Notebook</th><th>Status</th><th>Duration (s)</th></tr></thead>
+<p class="meta">{count} report(s); index written {generated}.</p>
+<table><thead><tr><th>Report</th><th>Status</th><th>Duration</th><th>Parameter set</th><th>Runs stored</th>
+<th>Cluster</th><th>Size</th><th>Made</th></tr></thead>
 <tbody>
 {rows}
 </tbody></table></body></html>
 """
 
 
-def write_index(path: Path, entries: Iterable[dict], commit: str | None) -> None:
-    """entries: dicts with title, html (path relative to the index), notebook, ok, duration_s, error."""
-    rows = []
-    for e in entries:
-        status = "ok" if e["ok"] else f"failed: {e['error']}"
-        rows.append(f'<tr><td><a href="{html.escape(e["html"])}">{html.escape(e["title"])}</a></td>'
-                    f'<td>{html.escape(e["notebook"])}</td>'
-                    f'<td class="{"ok" if e["ok"] else "failed"}">{html.escape(status)}</td>'
-                    f'<td>{e["duration_s"]:.1f}</td></tr>')
+def _size(n: int) -> str:
+    return f"{n / 1e6:.1f} MB" if n >= 1e6 else f"{n / 1e3:.0f} kB"
+
+
+def _duration(s: float) -> str:
+    return f"{s:.0f} s" if s < 120 else f"{int(s // 60)} min {s % 60:02.0f} s"
+
+
+def _row(r: ReportRecord) -> str:
+    title = html.escape(r.title)
+    link = f'<a href="{html.escape(r.html)}">{title}</a>' if r.html else title
+    report = f'{link}<div class="small"><code>{html.escape(r.notebook)}</code></div>'
+    if r.ok:
+        status = '<span class="status ok">ok</span>'
+    else:
+        status = '<span class="status failed">failed</span>'
+        if r.error:
+            status += f'<div class="err">{html.escape(r.error[:300])}</div>'
+    cluster = html.escape(r.cluster)
+    if r.cluster_s >= 0.5:
+        cluster += f'<div class="small">provided in {_duration(r.cluster_s)}</div>'
+    commit = f' <code>{html.escape(r.commit)}</code>' if r.commit else ""
+    return (f'<tr class="{"ok-row" if r.ok else "failed-row"}"><td>{report}</td><td>{status}</td>'
+            f'<td class="num">{_duration(r.duration_s)}</td><td>{html.escape(r.parameter_set)}</td>'
+            f'<td class="num">{r.runs_stored}</td><td>{cluster}</td><td class="num">{_size(r.size_bytes)}</td>'
+            f'<td class="small">{html.escape(r.finished_utc)}{commit}</td></tr>')
+
+
+def write_index(reports: Path) -> Path:
+    """Rebuild reports/index.html from every record; return its path."""
+    records = read_records(reports)
     generated = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    path = reports / "index.html"
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(_PAGE.format(generated=generated, commit=html.escape(commit or "unknown"), rows="\n".join(rows)),
+    path.write_text(_PAGE.format(count=len(records), generated=generated, rows="\n".join(_row(r) for r in records)),
                     encoding="utf-8")
+    return path

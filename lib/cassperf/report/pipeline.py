@@ -1,34 +1,42 @@
-"""The main job: run every report notebook with a parameter set, export HTML, write the index.
+"""The main job: run the report notebooks with a parameter set, export each to HTML, write
+reports/index.html.
 
-The embedded local cluster is started once (or reused) before the notebooks run, so they all
-share it; it is stopped at the end only if this pipeline started it.
+Notebooks are found on disk (`notebooks/[0-9][0-9]-*.ipynb`). Each runs with its effective
+parameters (defaults < parameter set < explicit; `cassperf.report.params`) on the embedded
+cluster its parameters declare (`cassperf.report.clusters`), started, reused or replaced as
+the notebooks need and stopped at the end if this run started it. Notebooks that need the same
+cluster run one after the other (fewer restarts); the index stays in name order. Every
+notebook gets a report, a failed one too (marked at the failing cell), and a row in the index
+with its status, duration, parameter set and the runs it stored.
 """
 
 from __future__ import annotations
 
 import subprocess
+from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from cassperf import config
-
-#: Report notebooks in the order they run, with the parameter sets they know.
-REPORT_NOTEBOOKS: list[str] = ["00-cluster-overview.ipynb", "00-log-explorer.ipynb"]
-
-#: Parameter sets: "local" runs on the embedded cluster in minutes.
-PARAMETER_SETS: dict[str, dict[str, dict[str, Any]]] = {
-    "local": {},
-}
+from cassperf.errors import CassperfError, ConfigError
+from cassperf.report.clusters import ClusterNeed, PipelineClusters, cluster_need
+from cassperf.report.params import Resolved, resolve, select_notebooks, set_label
 
 
 @dataclass(frozen=True)
 class NotebookResult:
     notebook: str
     ok: bool
-    duration_s: float
-    html: Path
+    duration_s: float           # notebook execution, s
+    html: Path | None           # the report; None when the notebook could not start
     error: str | None
+    runs_stored: int
+    parameter_set: str
+    cluster: str
+    cluster_s: float            # s spent providing its cluster (0 when reused)
+    size_bytes: int
 
 
 def git_commit(root: Path) -> str | None:
@@ -40,44 +48,109 @@ def git_commit(root: Path) -> str | None:
     return out.stdout.strip() or None
 
 
+def _run_folders(runs: Path) -> set[str]:
+    return {p.name for p in runs.iterdir() if p.is_dir()} if runs.is_dir() else set()
+
+
+def execution_order(plans: list[tuple[Resolved, ClusterNeed | None]]) -> list[tuple[Resolved, ClusterNeed | None]]:
+    """Notebooks needing the same cluster next to each other, in order of first appearance;
+    within a group (and for notebooks needing none) name order."""
+    first: dict[str | None, int] = {}
+    for i, (_, need) in enumerate(plans):
+        first.setdefault(need.name if need else None, i)
+    return sorted(plans, key=lambda p: (first[p[1].name if p[1] else None], p[0].notebook.name))
+
+
+def _cluster_label(res: Resolved, need: ClusterNeed | None) -> str:
+    if need is not None:
+        return need.label
+    if res.effective.get("contact_points"):
+        return f"yours: {res.effective['contact_points']}"
+    return "none"
+
+
 def run_reports(notebooks: list[str] | None = None, parameter_set: str = "local",
-                reports_dir: Path | None = None, start_cluster: bool = True, cluster_name: str = "cassperf",
-                first_address: str = "127.0.0.1") -> list[NotebookResult]:
-    """Run the report notebooks (all of REPORT_NOTEBOOKS by default), export each to HTML and
-    write reports/index.html. Every notebook gets the parameters `cluster_name` and
-    `first_address` of the embedded cluster, plus its entries of the parameter set."""
-    from cassperf.report.execute import execute  # papermill and nbconvert load in seconds: only when used
-    from cassperf.report.html import export_html
+                explicit: dict[str, Any] | None = None, reports_dir: Path | None = None,
+                notebooks_dir: Path | None = None, show_code: bool = False, start_clusters: bool = True,
+                clusters_root: Path | None = None,
+                log: Callable[[str], None] = lambda line: None) -> list[NotebookResult]:
+    """Run the report notebooks (all found on disk by default, or those named), export each to
+    HTML in `reports_dir` (default reports/) and rebuild its index.html. Every parameter is
+    checked before anything runs: an unknown key in a file, or an explicit one no selected
+    notebook declares, is one ConfigError. `show_code` keeps the code in the reports (and sets
+    the notebooks' `show_code` parameter where they have one). `start_clusters=False` starts
+    nothing (the notebooks find or start their clusters). `log` gets one line per step."""
     from cassperf.report.index import write_index
 
     reports = reports_dir or config.reports_dir()
-    names = notebooks or REPORT_NOTEBOOKS
-    params = PARAMETER_SETS.get(parameter_set)
-    if params is None:
-        from cassperf.errors import ConfigError
-        raise ConfigError(f"unknown parameter set {parameter_set!r}; known: {', '.join(PARAMETER_SETS)}")
-    cluster = None
-    started_here = False
-    if start_cluster:
-        from cassperf.cluster.local import LocalCluster
-        cluster = LocalCluster(cluster_name, "dc1:1", first_address=first_address)
-        started_here = not all(s.up for s in cluster.status())
-        cluster.start()
-    results = []
+    paths = select_notebooks(notebooks, notebooks_dir)
+    explicit = dict(explicit or {})
+    if show_code:
+        explicit["show_code"] = True
+    resolved = [resolve(p, parameter_set, explicit) for p in paths]
+    for key in explicit:
+        if key != "show_code" and not any(key in r.declared for r in resolved):
+            raise ConfigError(f"parameter {key!r} is not a parameter of any selected notebook "
+                              f"({', '.join(p.name for p in paths)})")
+    plans = [(r, cluster_need(r.effective) if start_clusters else None) for r in resolved]
+    label = set_label(parameter_set)
+    commit = git_commit(config.project_root())
+    clusters = PipelineClusters(clusters_root)
+    results: list[NotebookResult] = []
     try:
-        for name in names:
-            src = config.notebooks_dir() / name
-            executed = reports / "executed" / name
-            ex = execute(src, executed, {"cluster_name": cluster_name, "first_address": first_address,
-                                         **params.get(name, {})})
-            html_path = reports / (Path(name).stem + ".html")
-            title = export_html(executed, html_path) if executed.exists() else name
-            results.append((NotebookResult(name, ex.ok, ex.duration_s, html_path, ex.error), title))
+        for res, need in execution_order(plans):
+            results.append(_run_one(res, need, clusters, reports, label, commit, show_code, log))
     finally:
-        if cluster is not None and started_here:
-            cluster.stop()
-    write_index(reports / "index.html",
-                [{"title": t, "html": r.html.name, "notebook": r.notebook, "ok": r.ok, "duration_s": r.duration_s,
-                  "error": r.error} for r, t in results],
-                git_commit(config.project_root()))
-    return [r for r, _ in results]
+        stopped = clusters.stop_all()
+        if stopped:
+            log(f"stopped the clusters this run started: {', '.join(stopped)}")
+        write_index(reports)
+    return sorted(results, key=lambda r: r.notebook)
+
+
+def _run_one(res: Resolved, need: ClusterNeed | None, clusters: PipelineClusters, reports: Path, label: str,
+             commit: str | None, show_code: bool, log: Callable[[str], None]) -> NotebookResult:
+    from cassperf.report.execute import execute  # papermill and nbconvert load in seconds: only when used
+    from cassperf.report.html import export_html
+    from cassperf.report.index import ReportRecord, write_record
+
+    name = res.notebook.name
+    cluster_s = 0.0
+    error = None
+    if need is not None:
+        log(f"{name}: cluster {need.label}")
+        try:
+            provision = clusters.provide(need)
+            cluster_s = provision.seconds
+            if provision.stopped:
+                log(f"  stopped {', '.join(provision.stopped)} (another shape)")
+            log(f"  {'started' if provision.started else 'reused'} in {provision.seconds:.0f} s")
+        except CassperfError as exc:
+            error = f"cluster {need.name} could not start: {str(exc).splitlines()[0]}"
+    executed = reports / "executed" / name
+    from cassperf.report.header import PARAMETER_SET_ENV
+
+    html_path: Path | None = reports / f"{res.notebook.stem}.html"
+    duration, runs_stored, size, title = 0.0, 0, 0, res.notebook.stem
+    if error is None:
+        log(f"{name}: running")
+        executed.unlink(missing_ok=True)
+        before = _run_folders(config.runs_dir())
+        ex = execute(res.notebook, executed, res.given, env={PARAMETER_SET_ENV: label})
+        runs_stored = len(_run_folders(config.runs_dir()) - before)
+        duration, error = ex.duration_s, ex.error
+    if executed.exists() and (error is None or duration > 0):
+        exported = export_html(executed, html_path, show_code=show_code or bool(res.effective.get("show_code")))
+        size, title = exported.size_bytes, exported.title
+    else:
+        html_path = None
+    result = NotebookResult(name, error is None, duration, html_path, error, runs_stored, label,
+                            _cluster_label(res, need), cluster_s, size)
+    write_record(reports, ReportRecord(
+        notebook=name, title=title, html=html_path.name if html_path else None, ok=result.ok, error=error,
+        duration_s=duration, parameter_set=label, runs_stored=runs_stored, cluster=result.cluster,
+        cluster_s=cluster_s, size_bytes=size, finished_utc=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+        commit=commit))
+    log(f"{'ok    ' if result.ok else 'FAILED'} {name} ({duration:.0f} s, {runs_stored} runs stored)"
+        + (f" -> {html_path}" if html_path else "") + (f"\n       {error}" if error else ""))
+    return result

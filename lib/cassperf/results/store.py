@@ -577,3 +577,14 @@ def load_run(run_id_or_path: str | Path, root: str | Path | None = None) -> Run:
     for note in notes:
         warnings.warn(note, RunStoreWarning, stacklevel=2)
     return Run(manifest, warnings=stored + notes, tables=tables, **frames)
+
+
+def mark_failed(folder: str | Path, reason: str) -> None:
+    """Mark a stored run failed (manifest ``failed: true`` and the one-line ``failure``): a run
+    in which the operations failed is evidence, kept on disk, never a result. The catalog
+    leaves failed runs out unless asked (``catalog(include_failed=True)``)."""
+    path = Path(folder)
+    manifest = read_manifest(path)
+    manifest["failed"] = True
+    manifest["failure"] = " ".join(str(reason).split())
+    write_manifest(path, manifest)

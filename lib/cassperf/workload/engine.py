@@ -53,7 +53,6 @@ import multiprocessing as mp
 import os
 import queue as queue_mod
 import signal
-import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -70,6 +69,7 @@ from cassperf.results.manifest import build_manifest
 from cassperf.results.model import Run
 from cassperf.results.store import RunWriter, load_run
 from cassperf.workload.backends.base import ERROR_KINDS, Target, load, resolve
+from cassperf.workload.during import DuringAction
 from cassperf.workload.recorder import LAYOUT
 from cassperf.workload.scheduler import NS_PER_S, split_count
 from cassperf.workload.spec import WorkloadSpec
@@ -374,7 +374,7 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
                      "interval_s": spec.interval_s})
     writer = RunWriter(manifest, root=root).open()
     cluster_sampler = None
-    action = _During(during, writer) if during is not None else None
+    action = DuringAction(during, writer) if during is not None else None
     ctx = mp.get_context("spawn")
     reports: Any = ctx.Queue()
     go, stop = ctx.Event(), ctx.Event()
@@ -434,36 +434,6 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
         raise EngineError(f"the during action failed: {type(action.error).__name__}: {action.error} "
                           f"(the run is stored, complete, at {writer.path})") from action.error
     return load_run(writer.path)
-
-
-class _During:
-    """run_workload's ``during`` callable, in a thread started when measurement starts."""
-
-    def __init__(self, fn: Callable[[RunWriter], Any], writer: RunWriter) -> None:
-        self.fn, self.writer = fn, writer
-        self.error: BaseException | None = None
-        self.thread: threading.Thread | None = None
-
-    def start_at(self, t0_ns: int) -> None:
-        def body() -> None:
-            delay = (t0_ns - time.monotonic_ns()) / NS_PER_S
-            if delay > 0:
-                time.sleep(delay)
-            try:
-                self.fn(self.writer)
-            except BaseException as exc:  # noqa: BLE001 - raised by run_workload once the run is stored
-                self.error = exc
-                try:
-                    self.writer.warn(f"the during action failed: {type(exc).__name__}: {exc}")
-                except CassperfError:        # the run was already closed (the load failed first)
-                    pass
-
-        self.thread = threading.Thread(target=body, name="cassperf-during", daemon=True)
-        self.thread.start()
-
-    def join(self) -> None:
-        if self.thread is not None:
-            self.thread.join()
 
 
 def _await_ready(reports: Any, procs: list[Any], writer: RunWriter) -> None:

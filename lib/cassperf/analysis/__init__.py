@@ -1,0 +1,38 @@
+"""Analysis: pure functions over `cassperf.results.Run` objects (no cluster, no load, no parsing).
+
+windows   time windows of a run (phase events, the window before), slicing, window statistics
+          with percentiles merged from HDR histograms
+steady    the steady-state window: warm-up by MSER-5, a fixed cool-down trim (or a fixed trim)
+compare   change %, 95% CI and a verdict: Welch on batch means, block bootstrap for percentiles,
+          unstable runs flagged
+tables    the published garbagecollect table; one row per run for sweep charts
+sweep     sweep plans (parameter products) and which points still have no stored run
+format    the published number style: 1.5k/s, 10.28k micros
+
+This package imports nothing from cassperf.workload, cassperf.cluster, cassperf.sampler or
+cassperf.parsers (tests/unit/test_analysis_imports.py checks it).
+"""
+
+from cassperf.analysis.compare import Comparison, compare_groups, compare_runs, compare_windows, stability
+from cassperf.analysis.format import fmt_micros, fmt_ms, fmt_pct, fmt_rate
+from cassperf.analysis.select import AnalysisError
+from cassperf.analysis.steady import SteadyState, steady_state
+from cassperf.analysis.sweep import SweepPlan, pending
+from cassperf.analysis.tables import phase_table, runs_frame
+from cassperf.analysis.windows import (
+    Window,
+    phase_window,
+    run_window,
+    slice_histograms,
+    slice_intervals,
+    slice_metrics,
+    window_before,
+    window_stats,
+)
+
+__all__ = [
+    "AnalysisError", "Comparison", "SteadyState", "SweepPlan", "Window", "compare_groups", "compare_runs",
+    "compare_windows", "fmt_micros", "fmt_ms", "fmt_pct", "fmt_rate", "pending", "phase_table", "phase_window",
+    "run_window", "runs_frame", "slice_histograms", "slice_intervals", "slice_metrics", "stability", "steady_state", "window_before",
+    "window_stats",
+]

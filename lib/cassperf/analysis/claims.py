@@ -1,0 +1,98 @@
+"""The closing table of every study: "what the published study found, checked here".
+
+Each row: the published claim in the project's own words, the source file, what was measured
+on this run (with its uncertainty where a test applies), and a verdict: "holds", "does not
+hold", "not shown" (the runs cannot decide it: too few intervals, unstable runs, a run
+missing), with a sentence where this machine cannot show it. Verdicts come from fixed rules
+stated in the ``rule`` column; a run is never tuned to make a claim hold.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from cassperf.analysis.compare import Comparison
+
+HOLDS, FAILS, NOT_SHOWN = "holds", "does not hold", "not shown"
+
+
+@dataclass(frozen=True)
+class Claim:
+    claim: str          # the published finding, in the project's words
+    source: str         # ../shared/studies/<file>
+    measured: str       # the figures measured here
+    verdict: str        # holds / does not hold / not shown
+    rule: str           # how the verdict was decided
+    note: str = ""      # why this machine cannot show it, or what to keep in mind
+
+
+def claims_frame(claims: list[Claim]) -> pd.DataFrame:
+    return pd.DataFrame([asdict(c) for c in claims], columns=["claim", "measured", "verdict", "rule", "note",
+                                                              "source"])
+
+
+def higher(c: Comparison | None) -> str:
+    """b significantly above a -> holds; significantly below or not different -> does not hold."""
+    if c is None:
+        return NOT_SHOWN
+    if c.unstable_a or c.unstable_b or "too few" in c.verdict or "autocorrelated" in c.verdict:
+        return NOT_SHOWN
+    return HOLDS if c.significant and c.change_pct > 0 else FAILS
+
+
+def lower(c: Comparison | None) -> str:
+    if c is None:
+        return NOT_SHOWN
+    if c.unstable_a or c.unstable_b or "too few" in c.verdict or "autocorrelated" in c.verdict:
+        return NOT_SHOWN
+    return HOLDS if c.significant and c.change_pct < 0 else FAILS
+
+
+def alike(c: Comparison | None, within_pct: float) -> str:
+    """Holds when the whole 95% CI of the change lies within +-within_pct (equivalence: a
+    difference that is merely not significant does not make two things alike)."""
+    if c is None or c.ci_low_pct is None or c.ci_high_pct is None or not np.isfinite(c.ci_low_pct):
+        return NOT_SHOWN
+    if c.unstable_a or c.unstable_b:
+        return NOT_SHOWN
+    return HOLDS if -within_pct <= c.ci_low_pct and c.ci_high_pct <= within_pct else FAILS
+
+
+def describe(c: Comparison | None, what: str) -> str:
+    if c is None:
+        return f"{what}: a run is missing"
+    return f"{what}: {c.verdict}"
+
+
+@dataclass(frozen=True)
+class SampleTest:
+    mean_a: float
+    mean_b: float
+    change_pct: float
+    p_value: float
+    n_a: int
+    n_b: int
+
+    @property
+    def significant(self) -> bool:
+        return bool(np.isfinite(self.p_value) and self.p_value < 0.05)
+
+
+def sample_test(a: np.ndarray, b: np.ndarray) -> SampleTest | None:
+    """Welch's t-test of two sets of sampled values (e.g. per-second GC time of every node's
+    samples in two windows); None with fewer than 3 samples a side."""
+    a = np.asarray(a, dtype="float64")[np.isfinite(a)]
+    b = np.asarray(b, dtype="float64")[np.isfinite(b)]
+    if len(a) < 3 or len(b) < 3:
+        return None
+    ma, mb = float(a.mean()), float(b.mean())
+    if np.all(a == a[0]) and np.all(b == b[0]):
+        p = 0.0 if a[0] != b[0] else 1.0
+    else:
+        p = float(sps.ttest_ind(a, b, equal_var=False).pvalue)
+    change = (mb - ma) / abs(ma) * 100 if ma else (np.inf if mb > 0 else 0.0)
+    return SampleTest(ma, mb, change, p, len(a), len(b))

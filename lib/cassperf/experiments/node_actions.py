@@ -1,0 +1,125 @@
+"""nodetool on every node at once, and the node-side steps the studies take with it:
+emptying caches for a cold run "a", and ``nodetool garbagecollect`` on a live table.
+
+Each nodetool call starts a JVM (about a second here), so every node's call runs in its own
+thread and they wait together.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from cassperf.errors import CassperfError, ToolError
+from cassperf.sampler.base import cluster_nodes
+
+
+@dataclass(frozen=True)
+class NodeResult:
+    node: str
+    args: tuple[str, ...]
+    ok: bool
+    output: str
+    seconds: float
+
+
+def on_every_node(cluster: Any, *args: str, nodes: Sequence[str] | None = None,
+                  timeout_s: float = 3600.0) -> list[NodeResult]:
+    """``nodetool <args>`` on every node (or ``nodes``) concurrently; one NodeResult each,
+    a failure kept as ok=False with nodetool's message (never raised here)."""
+    names = list(nodes) if nodes is not None else [n.handle for n in cluster_nodes(cluster)]
+
+    def one(node: str) -> NodeResult:
+        t0 = time.monotonic()
+        try:
+            out = cluster.nodetool(node, *args, timeout=timeout_s)
+            return NodeResult(str(node), tuple(args), True, out, time.monotonic() - t0)
+        except (ToolError, CassperfError, OSError) as exc:
+            return NodeResult(str(node), tuple(args), False, str(exc).strip().splitlines()[0] if str(exc) else
+                              type(exc).__name__, time.monotonic() - t0)
+
+    with ThreadPoolExecutor(max_workers=max(1, len(names))) as pool:
+        return list(pool.map(one, names))
+
+
+def _failures(results: Sequence[NodeResult]) -> str:
+    return "; ".join(f"{r.node}: {r.output}" for r in results if not r.ok)
+
+
+def drop_page_cache() -> str | None:
+    """Write back dirty pages and drop the OS page cache (root only). None when done, else why not."""
+    os.sync()
+    try:
+        with open("/proc/sys/vm/drop_caches", "w", encoding="ascii") as f:
+            f.write("3\n")
+    except OSError as exc:
+        return f"the OS page cache was not dropped ({exc.strerror}: needs root)"
+    return None
+
+
+def make_cold(cluster: Any, *, restart: bool = False) -> str:
+    """Empty what caches reads before a cold run "a", and say exactly what was done.
+
+    Always: ``nodetool flush`` (so reads come from SSTables, not memtables) and
+    ``invalidatekeycache`` / ``invalidaterowcache`` on every node, then the OS page cache
+    dropped (root; stated when not permitted). ``restart=True`` (a LocalCluster) also restarts
+    every node, which empties Cassandra's chunk cache and buffer pools, as the published
+    study's first runs had them; without it those stay warm (stated)."""
+    done: list[str] = []
+    flushed = on_every_node(cluster, "flush")
+    done.append("memtables flushed" if all(r.ok for r in flushed) else f"flush failed on {_failures(flushed)}")
+    caches = on_every_node(cluster, "invalidatekeycache") + on_every_node(cluster, "invalidaterowcache")
+    done.append("key and row caches invalidated" if all(r.ok for r in caches)
+                else f"cache invalidation failed on {_failures(caches)}")
+    if restart and hasattr(cluster, "stop") and hasattr(cluster, "start"):
+        cluster.close()
+        cluster.stop()
+        cluster.start()
+        done.append("nodes restarted")
+    elif restart:
+        done.append("nodes not restarted (not an embedded cluster)")
+    else:
+        done.append("nodes not restarted: Cassandra's chunk cache stays warm")
+    why_not = drop_page_cache()
+    done.append(why_not or "OS page cache dropped")
+    return "cold: " + ", ".join(done)
+
+
+def set_compaction_throughput(cluster: Any, mib_per_s: int) -> list[NodeResult]:
+    """``nodetool setcompactionthroughput`` on every node (0 = unthrottled)."""
+    return on_every_node(cluster, "setcompactionthroughput", str(int(mib_per_s)))
+
+
+def wait_for_compactions(cluster: Any, timeout_s: float = 300.0, poll_s: float = 2.0) -> float:
+    """Wait until no node has pending compactions (nodetool compactionstats); seconds waited."""
+    from cassperf.parsers import parse_text
+
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < timeout_s:
+        results = on_every_node(cluster, "compactionstats")
+        pending = 0
+        for r in results:
+            if r.ok:
+                summary = parse_text(r.output, format="nodetool-compactionstats").tables.get("summary")
+                if summary is not None and not summary.empty:
+                    pending += int(summary["pending_tasks"].fillna(0).sum())
+        if pending == 0:
+            break
+        time.sleep(poll_s)
+    return time.monotonic() - t0
+
+
+def garbagecollect(cluster: Any, keyspace: str, table: str, nodes: Sequence[str] | None = None,
+                   jobs: int = 1) -> list[NodeResult]:
+    """``nodetool garbagecollect -j jobs keyspace table`` on every node (or ``nodes``) at
+    once, waiting for all; raises ToolError naming the nodes where it failed."""
+    results = on_every_node(cluster, "garbagecollect", "-j", str(jobs), keyspace, table, nodes=nodes)
+    if not all(r.ok for r in results):
+        raise ToolError(["nodetool", "garbagecollect", keyspace, table], 1, "", _failures(results),
+                        hint="garbagecollect failed on some nodes")
+    return results
+

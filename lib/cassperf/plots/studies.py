@@ -1,0 +1,109 @@
+"""Figures of the study reports: bars by a sweep parameter, lines against client threads,
+throughput over time per run, and time series with a phase window shaded.
+
+Every function takes tidy frames (cassperf.analysis.runs_frame, series) and returns a
+go.Figure; axis titles carry units and the latency type.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import pandas as pd
+import plotly.graph_objects as go
+from plotly.subplots import make_subplots
+
+PERCENTILES = ("p50", "p95", "p99")
+_LAYOUT = {"template": "plotly_white", "height": 380, "margin": {"l": 60, "r": 20, "t": 60, "b": 50}}
+
+
+def _latency_title(latency_type: str | None) -> str:
+    return "latency (ms" + (f", {latency_type} time)" if latency_type else ")")
+
+
+def bars(frame: pd.DataFrame, x: str, y: str, title: str, y_title: str, color: str | None = None,
+         x_title: str | None = None) -> go.Figure:
+    """Bars of ``y`` per ``x`` (grouped by ``color`` when given); x keeps the frame's order."""
+    fig = go.Figure()
+    groups = [(None, frame)] if color is None else list(frame.groupby(color, sort=False))
+    for name, part in groups:
+        fig.add_bar(name=None if name is None else f"{color} {name}", x=part[x].astype(str), y=part[y],
+                    text=[f"{v:,.0f}" for v in part[y]], textposition="outside")
+    fig.update_layout(title=title, barmode="group", xaxis_title=x_title or x, yaxis_title=y_title,
+                      showlegend=color is not None, **_LAYOUT)
+    fig.update_xaxes(type="category")
+    return fig
+
+
+def latency_bars(frame: pd.DataFrame, x: str, title: str, latency_type: str | None = None,
+                 percentiles: Sequence[str] = PERCENTILES, x_title: str | None = None) -> go.Figure:
+    """p50/p95/p99 bars per ``x`` (latency_<p>_ms columns, HDR-merged)."""
+    fig = go.Figure()
+    for p in percentiles:
+        fig.add_bar(name=p, x=frame[x].astype(str), y=frame[f"latency_{p}_ms"])
+    fig.update_layout(title=title, barmode="group", xaxis_title=x_title or x, yaxis_title=_latency_title(latency_type),
+                      legend_title="percentile", **_LAYOUT)
+    fig.update_xaxes(type="category")
+    return fig
+
+
+def lines(frame: pd.DataFrame, x: str, y: str, color: str, title: str, y_title: str,
+          x_title: str | None = None, log_x: bool = False) -> go.Figure:
+    """One line per ``color`` value of ``y`` against ``x`` (e.g. ops/s vs client threads per RF)."""
+    fig = go.Figure()
+    for name, part in frame.groupby(color, sort=False):
+        part = part.sort_values(x)
+        fig.add_scatter(name=f"{color} {name}", x=part[x], y=part[y], mode="lines+markers")
+    fig.update_layout(title=title, xaxis_title=x_title or x, yaxis_title=y_title, **_LAYOUT)
+    if log_x:
+        fig.update_xaxes(type="log")
+    return fig
+
+
+def latency_lines(frame: pd.DataFrame, x: str, color: str, title: str, latency_type: str | None = None,
+                  percentiles: Sequence[str] = PERCENTILES, x_title: str | None = None,
+                  log_x: bool = False) -> go.Figure:
+    """p50/p95/p99 lines per ``color`` value against ``x`` (dash per percentile)."""
+    fig = go.Figure()
+    dashes = {"p50": "solid", "p95": "dash", "p99": "dot"}
+    for name, part in frame.groupby(color, sort=False):
+        part = part.sort_values(x)
+        for p in percentiles:
+            fig.add_scatter(name=f"{color} {name} {p}", x=part[x], y=part[f"latency_{p}_ms"], mode="lines+markers",
+                            line={"dash": dashes.get(p, "solid")})
+    fig.update_layout(title=title, xaxis_title=x_title or x, yaxis_title=_latency_title(latency_type), **_LAYOUT)
+    if log_x:
+        fig.update_xaxes(type="log")
+    return fig
+
+
+def over_time(series: Mapping[str, pd.DataFrame], y: str, title: str, y_title: str) -> go.Figure:
+    """One line per run: ``y`` against time_s (each frame a throughput_series)."""
+    fig = go.Figure()
+    for name, frame in series.items():
+        fig.add_scatter(name=name, x=frame["time_s"], y=frame[y], mode="lines")
+    fig.update_layout(title=title, xaxis_title="time since the start of measurement (s)", yaxis_title=y_title,
+                      **_LAYOUT)
+    return fig
+
+
+def shaded_panels(panels: Sequence[tuple[str, pd.DataFrame, str]], windows: Sequence[tuple[float, float, str]],
+                  title: str, height_per_panel: int = 220) -> go.Figure:
+    """Stacked time series sharing the time axis, each window shaded on every panel.
+
+    panels: (panel title with unit, frame with time_s / value / a ``series`` column naming each
+    line, ...). windows: (start_s, end_s, label)."""
+    fig = make_subplots(rows=len(panels), cols=1, shared_xaxes=True, vertical_spacing=0.04,
+                        subplot_titles=[p[0] for p in panels])
+    for i, (_, frame, _unused) in enumerate(panels, 1):
+        for name, part in frame.groupby("series", sort=True):
+            fig.add_scatter(name=str(name), x=part["time_s"], y=part["value"], mode="lines", legendgroup=str(name),
+                            showlegend=True, row=i, col=1)
+    colors = ("rgba(230, 120, 20, 0.18)", "rgba(40, 120, 200, 0.12)")
+    for k, (start, end, label) in enumerate(windows):
+        fig.add_vrect(x0=start, x1=end, fillcolor=colors[k % 2], line_width=0, layer="below", row="all", col=1,
+                      annotation_text=label if k < 2 else None, annotation_position="top left")
+    fig.update_layout(title=title, height=120 + height_per_panel * len(panels), template="plotly_white",
+                      margin={"l": 60, "r": 20, "t": 80, "b": 50}, legend={"font": {"size": 10}})
+    fig.update_xaxes(title_text="time since the start of measurement (s)", row=len(panels), col=1)
+    return fig

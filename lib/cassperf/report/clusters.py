@@ -1,0 +1,114 @@
+"""The embedded clusters the report pipeline runs notebooks on.
+
+A notebook declares the cluster it needs in its parameters: `cluster_topology` (no such
+parameter: it needs none), `cluster_name` (base name), `first_address`, `cluster_heap_mb`,
+`cassandra_version`, and `contact_points` (non-empty: the user's own cluster, nothing started).
+The local cluster's name comes from the base name and the shape (`cluster_name_for`), so
+clusters of different shapes never share a folder.
+
+Before a notebook the pipeline reuses a running cluster of that name, or stops the clusters it
+started itself for earlier notebooks (other shapes: their addresses would clash) and starts
+the one needed. At the end it stops every cluster it started and leaves alone what ran before.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+
+def cluster_name_for(base: str, topology: str) -> str:
+    """The local cluster's name for a base name and a topology, e.g. cassperf-dc1_6."""
+    from cassperf.cluster.study import cluster_name_for as name_for
+
+    return name_for(base, topology)
+
+
+@dataclass(frozen=True)
+class ClusterNeed:
+    """An embedded cluster a notebook needs."""
+
+    name: str
+    topology: str
+    first_address: str
+    heap_mb: int | None
+    version: str | None
+
+    @property
+    def label(self) -> str:
+        heap = f", heap {self.heap_mb} MB" if self.heap_mb else ""
+        return f"{self.name} ({self.topology} on {self.first_address}{heap})"
+
+
+def cluster_need(effective: dict[str, Any]) -> ClusterNeed | None:
+    """The embedded cluster these (effective) notebook parameters ask for, or None: no
+    `cluster_topology` parameter, or `contact_points` names the user's own cluster."""
+    topology = effective.get("cluster_topology")
+    if not topology or str(effective.get("contact_points") or "").strip():
+        return None
+    base = effective.get("cluster_name") or "cassperf"
+    heap = effective.get("cluster_heap_mb")
+    return ClusterNeed(cluster_name_for(base, topology), str(topology), effective.get("first_address") or "127.0.0.1",
+                       int(heap) if heap else None, effective.get("cassandra_version") or None)
+
+
+@dataclass(frozen=True)
+class Provision:
+    """What providing a cluster took: reused or started, and the seconds spent (stops included)."""
+
+    need: ClusterNeed
+    started: bool
+    seconds: float
+    stopped: tuple[str, ...]
+
+
+class PipelineClusters:
+    """The clusters one pipeline run provides; `stop_all()` stops only those it started."""
+
+    def __init__(self, root: Path | None = None) -> None:
+        self.root = root
+        self.started: dict[str, Any] = {}     # name -> LocalCluster started here
+
+    def _cluster(self, need: ClusterNeed) -> Any:
+        from cassperf.cluster.local import LocalCluster
+
+        kwargs: dict[str, Any] = {"first_address": need.first_address}
+        if need.heap_mb:
+            kwargs["heap_mb"] = need.heap_mb
+        if need.version:
+            kwargs["version"] = need.version
+        if self.root is not None:
+            kwargs["root"] = self.root
+        return LocalCluster(need.name, need.topology, **kwargs)
+
+    def provide(self, need: ClusterNeed) -> Provision:
+        """Reuse the running cluster `need.name`, or start it (after stopping the clusters this
+        pipeline started for other shapes). Raises ClusterError/ConfigError as LocalCluster does."""
+        t0 = time.monotonic()
+        cluster = self._cluster(need)
+        if all(s.up for s in cluster.status()):
+            cluster.start()   # checks that the running cluster is the one asked for; starts nothing
+            return Provision(need, False, time.monotonic() - t0, ())
+        stopped = []
+        for name in [n for n in self.started if n != need.name]:
+            self.started.pop(name).stop()
+            stopped.append(name)
+        self.started[need.name] = cluster
+        cluster.start()
+        return Provision(need, True, time.monotonic() - t0, tuple(stopped))
+
+    def stop_all(self) -> list[str]:
+        """Stop every cluster this pipeline started; return their names."""
+        names = list(self.started)
+        errors = []
+        for name in names:
+            try:
+                self.started.pop(name).stop()
+            except Exception as exc:  # keep stopping the others; report at the end
+                errors.append(f"{name}: {exc}")
+        if errors:
+            from cassperf.errors import ClusterError
+            raise ClusterError("could not stop " + "; ".join(errors))
+        return names
