@@ -3,7 +3,9 @@
 `status`, `stop` and `destroy` act only on a cluster that was started here (a folder under
 data/clusters with a cluster.json); any other name is an error listing the known ones, so a
 typo never reports a cluster "stopped" while the real one keeps running. `--first-address` is
-an IPv4 address in 127.0.0.0/8 (local nodes listen on loopback only).
+an IPv4 address in 127.0.0.0/8 (local nodes listen on loopback only). One exception:
+`destroy` of a name never started still removes a DC network (network namespaces and delay
+router of `--inter-dc-rtt-ms`) that a start killed before writing cluster.json left behind.
 """
 
 from __future__ import annotations
@@ -107,6 +109,14 @@ def _stop(args: argparse.Namespace) -> int:
 
 
 def _destroy(args: argparse.Namespace) -> int:
+    if started_state(args.name) is None:
+        # a start killed before it wrote cluster.json can still have left a DC network
+        from cassperf.cluster import netns
+
+        removed = netns.remove_leftovers(netns.network_id(args.name, config.clusters_dir() / args.name))
+        if removed:
+            print(f"removed what cluster {args.name} left: {', '.join(removed)}")
+            return 0
     cluster = _cluster(args)
     cluster.destroy(timeout_s=args.timeout)
     print(f"destroyed cluster {args.name} ({cluster.root})")
