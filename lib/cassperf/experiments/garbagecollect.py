@@ -38,7 +38,7 @@ class GCStudy:
     """The study's parameters (the notebook's parameters cell, validated)."""
 
     keys: int = 20_000                  # rows loaded first (the study: 200+ GB per node)
-    rate_ops_s: int = 600               # fixed rate of the mixed load (the study: 3,000/s)
+    rate_ops_s: int = 300               # fixed rate of the mixed load (the study: 3,000/s)
     read: int = 5                       # read:write:delete ratio (the study: 5:4:1)
     write: int = 4
     delete: int = 1
