@@ -71,6 +71,24 @@ def _figures(nb: nbformat.NotebookNode) -> list[dict]:
             if "application/vnd.plotly.v1+json" in o.get("data", {})]
 
 
+def _published_in_chromium(nb_path: Path, tmp_path: Path, table_text: str) -> None:
+    """The executed study exported as a report opens offline in headless Chromium: no console
+    message, every figure drew, the table is there, the code is hidden."""
+    from cassperf.report.html import export_html
+    from tests.notebooks.reportkit import chromium_or_skip, open_in_chromium
+
+    chromium_or_skip()
+    html = tmp_path / (nb_path.stem + ".html")
+    export_html(nb_path, html)
+    page = open_in_chromium(html, tmp_path / "profile")
+    assert page.console == [], page.console
+    figures = sum(1 for c in nbformat.read(nb_path, as_version=4).cells for o in c.get("outputs", [])
+                  if "application/vnd.plotly.v1+json" in o.get("data", {}))
+    assert figures > 0 and page.figures_drawn == figures
+    assert table_text in page.dom
+    assert "study_cluster(" not in page.dom, "code cells are hidden in a published report"
+
+
 def test_garbagecollect_notebook_publishes_the_table_of_its_stored_run(study_env, tmp_path):
     from cassperf.analysis import phase_window
     from cassperf.experiments import garbagecollect as study_gc
@@ -104,6 +122,7 @@ def test_garbagecollect_notebook_publishes_the_table_of_its_stored_run(study_env
     html_tables = [o for c in nb.cells for o in c.get("outputs", []) if "text/html" in o.get("data", {})
                    and "With GarbageCollect" in o["data"]["text/html"]]
     assert html_tables, "the published table is shown"
+    _published_in_chromium(tmp_path / "03-garbagecollect-impact.ipynb", tmp_path, "With GarbageCollect")
 
 
 def test_replication_factor_notebook_stores_every_point_and_tables_match_the_runs(study_env, tmp_path):
@@ -134,6 +153,7 @@ def test_replication_factor_notebook_stores_every_point_and_tables_match_the_run
     assert {c["claim"] for c in out["claims"]} >= {
         "RF 2 and RF 3 write at about the same rate at LOCAL_QUORUM (both wait for 2 replicas)",
         "50/50 mixed throughput falls as RF rises"}
+    _published_in_chromium(tmp_path / "01-replication-factor.ipynb", tmp_path, "What the published study found")
     # a second run of the same sweep runs nothing: every point is stored already
     again = _execute("01-replication-factor.ipynb", tmp_path / "again")
     text = "\n".join(str(o.get("text", "")) for c in again.cells for o in c.get("outputs", []))
