@@ -20,6 +20,7 @@ help: ## list the targets
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "cassperf needs Python >= 3.11, found " + sys.version.split()[0])'
 	$(PYTHON) -m venv $(VENV)
+	@echo "installing pip and the pinned dependencies into $(VENV) (1 to 2 min with an empty pip cache, quiet meanwhile)"
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -e '.[test]'
 	@rm -f $(VENV)/.installed-*
@@ -28,7 +29,7 @@ $(STAMP): pyproject.toml
 setup: $(STAMP) ## create .venv and install the pinned dependencies
 	@echo "cassperf installed in $(VENV)"
 
-jars: setup ## resolve Cassandra's jars from Maven Central into the cache (reused later)
+jars: setup ## resolve Cassandra's jars from Maven Central into the cache (reused later; progress on stderr)
 	$(BIN)/cassperf cluster fetch --version $(CASSANDRA_VERSION)
 
 report: jars ## main job: run the report notebooks on the embedded local cluster -> reports/index.html (PARAMS=local|paper|FILE.yaml)
@@ -39,7 +40,11 @@ lab: setup ## JupyterLab on notebooks/, local only (127.0.0.1, token auth): open
 	$(BIN)/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) --ServerApp.open_browser=False $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 browser: ## headless Chromium (Debian package) for the browser checks of HTML reports
-	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null) || echo "chromium absent and not root: browser checks will be skipped (apt-get install chromium)"; }
+	@command -v chromium >/dev/null || { \
+	  if [ "$$(id -u)" != 0 ]; then echo "chromium absent and not root: browser checks will be skipped (sudo apt-get install chromium)"; \
+	  else echo "installing chromium (apt-get, about a minute)"; \
+	    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null; } \
+	      || echo "apt-get install chromium failed: browser checks will be skipped"; fi; }
 
 mdadm: ## mdadm (Debian package, no recommends) for the RAID runbook's tests; needs root
 	@command -v mdadm >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mdadm >/dev/null) || echo "mdadm absent and not root: the runbook's mdadm tests will be skipped (apt-get install mdadm)"; }

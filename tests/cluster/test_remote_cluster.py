@@ -4,10 +4,12 @@ local one with PasswordAuthenticator; RemoteCluster only knows its address."""
 from __future__ import annotations
 
 import json
+import warnings
 
 import pytest
 
 from cassperf.cluster import RemoteCluster, connect
+from cassperf.cluster.base import UnusedCredentialsWarning
 from cassperf.errors import ClusterError, ToolError
 
 pytestmark = pytest.mark.cluster
@@ -28,7 +30,9 @@ def test_named_cluster_with_env_credentials_and_clear_errors(make_cluster, monke
     named = connect("127.0.13.1", local_dc="dc1")
     try:
         assert isinstance(named, RemoteCluster)
-        assert named.cassandra_version() == "5.0.6"
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", UnusedCredentialsWarning)   # the node asked: they were used
+            assert named.cassandra_version() == "5.0.6"
         assert list(named.topology_frame()["address"]) == ["127.0.13.1"]
         assert "cassandra" not in json.dumps(named.description).replace('"CASSPERF_', "")
         monkeypatch.setenv("PATH", str(tmp_path))  # no nodetool on PATH, no CASSANDRA_HOME

@@ -49,6 +49,7 @@ def study_env(tmp_path_factory):
 def _execute(name: str, out_dir: Path, **extra) -> nbformat.NotebookNode:
     params = yaml.safe_load((config.notebooks_dir() / "params" / "test" / f"{Path(name).stem}.yaml").read_text())
     params.update(cluster_name="studytest", first_address=ADDRESS, **extra)
+    out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / name
     papermill.execute_notebook(str(config.notebooks_dir() / name), str(out), parameters=params,
                                cwd=str(config.notebooks_dir()), progress_bar=False, kernel_name="python3")
@@ -68,6 +69,24 @@ def _json_outputs(nb: nbformat.NotebookNode) -> dict:
 def _figures(nb: nbformat.NotebookNode) -> list[dict]:
     return [o["data"]["application/vnd.plotly.v1+json"] for c in nb.cells for o in c.get("outputs", [])
             if "application/vnd.plotly.v1+json" in o.get("data", {})]
+
+
+def _published_in_chromium(nb_path: Path, tmp_path: Path, table_text: str) -> None:
+    """The executed study exported as a report opens offline in headless Chromium: no console
+    message, every figure drew, the table is there, the code is hidden."""
+    from cassperf.report.html import export_html
+    from tests.notebooks.reportkit import chromium_or_skip, open_in_chromium
+
+    chromium_or_skip()
+    html = tmp_path / (nb_path.stem + ".html")
+    export_html(nb_path, html)
+    page = open_in_chromium(html, tmp_path / "profile")
+    assert page.console == [], page.console
+    figures = sum(1 for c in nbformat.read(nb_path, as_version=4).cells for o in c.get("outputs", [])
+                  if "application/vnd.plotly.v1+json" in o.get("data", {}))
+    assert figures > 0 and page.figures_drawn == figures
+    assert table_text in page.dom
+    assert "study_cluster(" not in page.dom, "code cells are hidden in a published report"
 
 
 def test_garbagecollect_notebook_publishes_the_table_of_its_stored_run(study_env, tmp_path):
@@ -103,6 +122,7 @@ def test_garbagecollect_notebook_publishes_the_table_of_its_stored_run(study_env
     html_tables = [o for c in nb.cells for o in c.get("outputs", []) if "text/html" in o.get("data", {})
                    and "With GarbageCollect" in o["data"]["text/html"]]
     assert html_tables, "the published table is shown"
+    _published_in_chromium(tmp_path / "03-garbagecollect-impact.ipynb", tmp_path, "With GarbageCollect")
 
 
 def test_replication_factor_notebook_stores_every_point_and_tables_match_the_runs(study_env, tmp_path):
@@ -119,7 +139,6 @@ def test_replication_factor_notebook_stores_every_point_and_tables_match_the_run
         ("rf-read", "3", "read", "32", "LOCAL_QUORUM", "a"), ("rf-read", "3", "read", "32", "LOCAL_QUORUM", "b"),
         ("cl-read", "3", "read", "32", "ONE", "b"), ("cl-read", "3", "read", "32", "TWO", "b"),
         ("threads-write", "1", "write", "8", "LOCAL_QUORUM", "a"),
-        ("threads-write", "1", "write", "32", "LOCAL_QUORUM", "a"),
         ("mixed", "1", "mixed", "32", "LOCAL_QUORUM", "b"), ("mixed", "3", "mixed", "32", "LOCAL_QUORUM", "b")])
     assert runs["complete"].all()
     out = _json_outputs(nb)
@@ -134,11 +153,12 @@ def test_replication_factor_notebook_stores_every_point_and_tables_match_the_run
     assert {c["claim"] for c in out["claims"]} >= {
         "RF 2 and RF 3 write at about the same rate at LOCAL_QUORUM (both wait for 2 replicas)",
         "50/50 mixed throughput falls as RF rises"}
+    _published_in_chromium(tmp_path / "01-replication-factor.ipynb", tmp_path, "What the published study found")
     # a second run of the same sweep runs nothing: every point is stored already
     again = _execute("01-replication-factor.ipynb", tmp_path / "again")
     text = "\n".join(str(o.get("text", "")) for c in again.cells for o in c.get("outputs", []))
-    assert text.count("stored already") == 12
-    assert len(catalog(study="replication-factor", experiment="test")) == 12
+    assert text.count("stored already") == 11
+    assert len(catalog(study="replication-factor", experiment="test")) == 11
     # analyse_only rebuilds the same tables from the store without a cluster
     only = _execute("01-replication-factor.ipynb", tmp_path / "only", analyse_only=True)
     assert _json_outputs(only)["claims"] == out["claims"]

@@ -111,3 +111,25 @@ def test_phase_table_write_row_can_combine_writes_and_deletes_from_their_histogr
     assert row.loc["Write Latency p99", "phase_value"] == pooled["latency_p99_ms"] * 1000
     writes_only = pooled_stats(drawn["write"][10:])["latency_p99_ms"] * 1000
     assert row.loc["Write Latency p99", "phase_value"] > writes_only  # the deletes' tail is in it
+
+
+def test_claim_verdicts_never_make_a_finding_of_noise() -> None:
+    """A claimed rise holds only when significant that way; the absence of a significant
+    difference is 'not shown', never 'does not hold'; 'alike' needs the whole CI in the band."""
+    from cassperf.analysis.claims import FAILS, HOLDS, NOT_SHOWN, alike, higher, lower
+    from cassperf.analysis.compare import Comparison
+
+    def c(change, low, high, significant, unstable=False, verdict="x"):
+        return Comparison(1.0, 1.0 + change / 100, change, low, high, 0.01, significant, verdict, "welch",
+                          unstable, False, 20, 20)
+
+    assert higher(c(12.0, 8.0, 16.0, True)) == HOLDS
+    assert higher(c(-12.0, -16.0, -8.0, True)) == FAILS
+    assert higher(c(3.0, -2.0, 8.0, False)) == NOT_SHOWN
+    assert lower(c(-12.0, -16.0, -8.0, True)) == HOLDS
+    assert higher(c(30.0, 20.0, 40.0, True, unstable=True)) == NOT_SHOWN
+    assert higher(None) == NOT_SHOWN
+    assert alike(c(2.0, -3.0, 7.0, False), 15.0) == HOLDS
+    assert alike(c(2.0, -20.0, 24.0, False), 15.0) == NOT_SHOWN      # straddles the band: cannot tell
+    assert alike(c(30.0, 20.0, 40.0, True), 15.0) == FAILS           # wholly outside: a real difference
+    assert alike(c(2.0, float("nan"), float("nan"), False), 15.0) == NOT_SHOWN

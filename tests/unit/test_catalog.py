@@ -12,7 +12,7 @@ import pytest
 from pandas.testing import assert_frame_equal
 
 from cassperf.parsers.base import ParseResult
-from cassperf.results.catalog import catalog, headline, import_parsed
+from cassperf.results.catalog import DuplicateImportError, RawSecretWarning, catalog, headline, import_parsed
 from cassperf.results.model import Run
 from cassperf.results.store import RunStoreWarning, RunWriter, load_run, save_run
 
@@ -42,7 +42,8 @@ def root(tmp_path: Path) -> Path:
 
 def test_catalog_has_one_row_per_run_with_labels_and_headline_figures(root: Path) -> None:
     cat = catalog(root)
-    assert list(cat.columns) == ["run_id", "tool", "started_utc", "ended_utc", "complete", "rf", "run", "threads",
+    assert list(cat.columns) == ["run_id", "tool", "started_utc", "ended_utc", "complete", "failed", "rf", "run",
+                                 "threads",
                                  "cl", "total_ops", "rate_ops_s", "p99_ms_insert", "p99_ms_read", "p99_ms_select",
                                  "p99_ms_write", "path"]
     expected = pd.DataFrame({
@@ -52,6 +53,7 @@ def test_catalog_has_one_row_per_run_with_labels_and_headline_figures(root: Path
                                       utc=True).astype("datetime64[ns, UTC]"),
         "ended_utc": pd.to_datetime(["2026-01-01T00:01:41.5Z", None, None], utc=True).astype("datetime64[ns, UTC]"),
         "complete": [True, False, True],
+        "failed": [False, False, False],
         "rf": ["1", "3", "3"], "run": ["a", "a", "b"], "threads": ["16", None, None],
         "cl": [None, "LOCAL_QUORUM", None],
         "total_ops": pd.array([1_000_000, 1000, 1000], dtype="Int64"),   # sum of read+write; the Total row
@@ -87,7 +89,7 @@ def test_an_empty_or_missing_store_is_an_empty_catalog(tmp_path: Path) -> None:
     for where in (tmp_path, tmp_path / "nowhere"):
         cat = catalog(where)
         assert cat.empty and list(cat.columns) == ["run_id", "tool", "started_utc", "ended_utc", "complete",
-                                                   "total_ops", "rate_ops_s", "path"]
+                                                   "failed", "total_ops", "rate_ops_s", "path"]
 
 
 def test_unreadable_folders_are_skipped_with_a_warning(root: Path) -> None:
@@ -126,6 +128,25 @@ def test_labels_named_like_catalog_columns_are_prefixed(tmp_path: Path) -> None:
     assert cat["tool"].tolist() == ["x"]
     assert cat[["label_tool", "label_path", "rf"]].iloc[0].tolist() == ["custom", "/p", "1"]
     assert catalog(tmp_path, tool="custom")["run_id"].tolist() == ["r"]     # filters are on labels
+
+
+def test_failed_runs_are_left_out_unless_asked_for(root: Path) -> None:
+    # issue 11, item 2: a run that started and then failed is stored marked failed, and the
+    # catalog leaves it out unless asked
+    save_run(Run({"run_id": "20260101T000004.000000Z-f3", "tool": "cassandra-stress", "labels": {"rf": "3"},
+                  "started_utc": "2026-01-01T00:00:04.000000Z", "complete": True, "failed": True,
+                  "failure": "100 of 100 operations failed (error share 1.00 > 0.05)"},
+                 summary=[summary_row("write", 0, 0.0, None)]), root)
+    cat = catalog(root)
+    assert [r.rsplit("-", 1)[1] for r in cat["run_id"]] == ["w1", "w3", "m3"]
+    assert cat["failed"].tolist() == [False, False, False]
+    assert cat.attrs["failed_left_out"] == ["20260101T000004.000000Z-f3"]
+    everything = catalog(root, include_failed=True)
+    assert [r.rsplit("-", 1)[1] for r in everything["run_id"]] == ["w1", "w3", "m3", "f3"]
+    assert everything["failed"].tolist() == [False, False, False, True] and everything["failed"].dtype == bool
+    assert everything.attrs["failed_left_out"] == []
+    assert catalog(root, include_failed=True, rf="3")["run_id"].str[-2:].tolist() == ["w3", "m3", "f3"]
+    assert catalog(root, rf="3")["run_id"].str[-2:].tolist() == ["w3", "m3"]
 
 
 def test_headline_never_averages_percentiles() -> None:
@@ -185,6 +206,63 @@ def test_import_parsed_marks_runs_of_a_truncated_file_incomplete(tmp_path: Path)
     assert runs[0].manifest["source_sha256"] is None
     assert list((tmp_path / ids[0] / "raw").iterdir()) == []
     assert import_parsed(ParseResult(format="empty", source="<text>"), {}, root=tmp_path) == []
+
+
+def test_the_same_file_content_is_imported_once_unless_a_duplicate_is_asked_for(tmp_path: Path) -> None:
+    # issue 11, item 5: importing the same file twice made two identical runs (same source_sha256),
+    # so every aggregate over labels counted it twice
+    source = tmp_path / "stress.log"
+    source.write_bytes(b"tiny stress output\n")
+    first = import_parsed(parse_result(source), {"run": "a"}, root=tmp_path / "runs")
+    copy = tmp_path / "elsewhere" / "copy.log"               # another name, the same bytes
+    copy.parent.mkdir()
+    copy.write_bytes(source.read_bytes())
+    sha = hashlib.sha256(b"tiny stress output\n").hexdigest()
+    for again in (source, copy):
+        with pytest.raises(DuplicateImportError) as info:
+            import_parsed(parse_result(again), {"run": "b"}, root=tmp_path / "runs")
+        assert str(info.value) == (
+            f"{again} was imported before as run {first[0]} (and 2 more run(s) from the same file) (same content, "
+            f"sha256 {sha[:12]}...); import it again only with --allow-duplicate (allow_duplicate=True)")
+        assert info.value.run_ids == first and info.value.sha256 == sha
+    assert catalog(tmp_path / "runs")["run_id"].tolist() == first         # nothing stored by a refusal
+    second = import_parsed(parse_result(copy), {"run": "b"}, root=tmp_path / "runs", allow_duplicate=True)
+    assert len(second) == 3 and catalog(tmp_path / "runs")["run_id"].tolist() == first + second
+    # other content is no duplicate
+    source.write_bytes(b"tiny stress output, another run\n")
+    assert len(import_parsed(parse_result(source), {}, root=tmp_path / "runs")) == 3
+
+
+def test_a_secret_in_an_imported_file_is_named_in_a_warning_and_kept_unless_redaction_is_asked_for(
+        tmp_path: Path) -> None:
+    # issue 11, item 8: a password inside an imported log stayed verbatim in raw/ without a word
+    source = tmp_path / "stress.log"
+    content = (b"Command: cassandra-stress write n=10 -mode native cql3 user=bob password=hunter2\n"
+               b"  Password: null\n"                          # cassandra-stress settings dump: no secret
+               b"total, 10, 10, 1.25\n")
+    source.write_bytes(content)
+    result = parse_result(source)
+    result.tables = {}
+    with pytest.warns(RawSecretWarning) as record:
+        kept = import_parsed(result, {}, root=tmp_path / "kept")
+    message = (f"{source}: line 1 holds what looks like a password or other secret; the run's raw/ copy keeps "
+               f"the file as it came (import with --redact-raw, or redact_raw=True, to store a redacted copy instead)")
+    assert [str(r.message) for r in record] == [message]
+    for run_id in kept:
+        assert (tmp_path / "kept" / run_id / "raw" / "stress.log").read_bytes() == content
+        assert load_run(run_id, tmp_path / "kept").warnings[-1] == message
+    import warnings as warnings_module
+    with warnings_module.catch_warnings():
+        warnings_module.simplefilter("error")                    # no warning when the copy is redacted
+        redacted = import_parsed(result, {}, root=tmp_path / "redacted", redact_raw=True)
+    run = load_run(redacted[0], tmp_path / "redacted")
+    assert (tmp_path / "redacted" / redacted[0] / "raw" / "stress.log").read_bytes() == (
+        b"Command: cassandra-stress write n=10 -mode native cql3 user=bob password=<redacted>\n"
+        b"  Password: null\n"
+        b"total, 10, 10, 1.25\n")
+    assert run.manifest["raw_redacted"] == 1
+    assert run.manifest["source_sha256"] == hashlib.sha256(content).hexdigest()   # of the file as it came
+    assert run.warnings == ["threads=4 block ended early", f"{source}:7: expected an interval row; got 'garbage'"]
 
 
 def test_what_the_registered_parsers_return_for_real_fixtures_round_trips(tmp_path: Path) -> None:

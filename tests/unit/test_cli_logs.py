@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import subprocess
@@ -14,6 +15,7 @@ import pytest
 from pandas.testing import assert_frame_equal
 
 import cassperf.cli
+import cassperf.cli.logs
 import cassperf.parsers
 from cassperf.errors import ParseError
 from cassperf.parsers.base import Format, ParseResult, check_text
@@ -223,3 +225,112 @@ def test_python_m_cassperf_cli_on_a_missing_path_exits_2_with_one_line(tmp_path:
     assert proc.returncode == 2
     assert proc.stdout == ""
     assert proc.stderr == f"cassperf: error: no such file or folder: {missing}\n"
+
+
+# ---- issue 11: duplicates, secrets in raw/, and one line instead of a traceback ----------------
+
+def test_import_refuses_content_already_imported_naming_the_run(logs: Path, tmp_path: Path,
+                                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    # item 5: a second import of the same content made a second, identical run
+    root = tmp_path / "runs"
+    rc, out, _ = run_cli(capsys, "import", str(logs / "a.log"), "--root", str(root))
+    assert rc == 0
+    first = out.split()
+    sha = hashlib.sha256(TINY.encode()).hexdigest()
+    rc, out, err = run_cli(capsys, "import", str(logs), "--label", "run=b", "--root", str(root))
+    assert (rc, out) == (2, "")
+    assert err.splitlines()[-1] == (
+        f"cassperf: error: {logs / 'a.log'} was imported before as run {first[0]} (same content, sha256 "
+        f"{sha[:12]}...); import it again only with --allow-duplicate (allow_duplicate=True)")
+    assert catalog(root)["run_id"].tolist() == first                       # nothing stored, not even b.txt
+    rc, out, _ = run_cli(capsys, "import", str(logs), "--label", "run=b", "--root", str(root), "--allow-duplicate")
+    assert rc == 0 and len(out.split()) == 2
+    assert catalog(root, run="b")["run_id"].tolist() == out.split()
+
+
+def test_import_refuses_two_files_with_the_same_content_before_storing_either(
+        logs: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (logs / "nested" / "a-copy.log").write_text(TINY)
+    rc, out, err = run_cli(capsys, "import", str(logs), "--root", str(tmp_path / "runs"))
+    sha = hashlib.sha256(TINY.encode()).hexdigest()
+    assert (rc, out) == (2, "")
+    assert err.splitlines()[-1] == (
+        f"cassperf: error: {logs / 'nested' / 'a-copy.log'} has the same content as {logs / 'a.log'} (sha256 "
+        f"{sha[:12]}...), given in the same import; import one of them, or both with --allow-duplicate "
+        f"(allow_duplicate=True)")
+    assert not (tmp_path / "runs").exists()
+
+
+def test_import_warns_once_about_a_secret_in_a_file_and_redacts_only_when_asked(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # item 8: a password inside an imported log stayed verbatim in raw/ without a word
+    source = tmp_path / "values.txt"
+    source.write_text("TINYTAB\nnode1 3\npassword=hunter2 4\n")
+    rc, out, err = run_cli(capsys, "import", str(source), "--root", str(tmp_path / "kept"))
+    assert rc == 0
+    warning = (f"cassperf: warning: {source}: line 3 holds what looks like a password or other secret; the run's "
+               f"raw/ copy keeps the file as it came (import with --redact-raw, or redact_raw=True, to store a "
+               f"redacted copy instead)")
+    assert err.splitlines() == [f"{source}: tinytab, 0 run(s), 1 table(s), 0 skipped line(s), 0 warning(s)", warning]
+    run_id = out.strip()
+    assert (tmp_path / "kept" / run_id / "raw" / "values.txt").read_text() == "TINYTAB\nnode1 3\npassword=hunter2 4\n"
+    rc, out, err = run_cli(capsys, "import", str(source), "--root", str(tmp_path / "redacted"), "--redact-raw")
+    assert (rc, err) == (0, f"{source}: tinytab, 0 run(s), 1 table(s), 0 skipped line(s), 0 warning(s)\n")
+    run_id = out.strip()
+    assert (tmp_path / "redacted" / run_id / "raw" / "values.txt").read_text() == (
+        "TINYTAB\nnode1 3\npassword=<redacted> 4\n")
+    assert load_run(run_id, tmp_path / "redacted").manifest["raw_redacted"] == 1
+
+
+def test_import_into_a_root_that_is_a_file_is_one_line(logs: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # item 6: `cassperf import --root FILE FILE` was a FileExistsError traceback
+    rc, out, err = run_cli(capsys, "import", "--root", str(logs / "a.log"), str(logs / "a.log"))
+    assert (rc, out, err) == (2, "", f"cassperf: error: --root {logs / 'a.log'} is a file, not a folder; give the "
+                                     f"runs folder (made when missing)\n")
+    assert (logs / "a.log").read_text() == TINY
+
+
+@pytest.mark.parametrize("out_dir, reason", [
+    ("/proc/foo", "No such file or directory"),
+    ("{logs}/a.log/out", "Not a directory"),
+])
+def test_parse_to_a_folder_that_cannot_be_made_is_one_line(logs: Path, capsys: pytest.CaptureFixture[str],
+                                                           out_dir: str, reason: str) -> None:
+    # item 6: `cassperf parse --output csv --out /proc/foo FILE` was a FileNotFoundError traceback
+    out_dir = out_dir.format(logs=logs)
+    rc, out, err = run_cli(capsys, "parse", "--output", "csv", "--out", out_dir, str(logs / "a.log"))
+    assert (rc, out, err) == (2, "", f"cassperf: error: --out {out_dir}: cannot make the folder ({reason}); give a "
+                                     f"folder you can write to\n")
+
+
+def test_an_os_error_no_command_turned_into_a_message_is_still_one_line(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    def cannot_read(args: object) -> int:
+        raise PermissionError(13, "Permission denied", str(tmp_path / "secret.log"))
+
+    monkeypatch.setattr(cassperf.cli.logs, "cmd_parse", cannot_read)
+    rc, out, err = run_cli(capsys, "parse", "x")
+    assert (rc, out, err) == (2, "", f"cassperf: error: {tmp_path / 'secret.log'}: Permission denied\n")
+
+
+def test_parse_into_a_closed_pipe_stops_quietly(tmp_path: Path) -> None:
+    # item 6: `cassperf parse FILE | head -1` was a BrokenPipeError traceback; Unix tools stop quietly.
+    # 30 copies of a real log: far more output than a pipe holds, so the write after head exits fails
+    fixture = Path(__file__).resolve().parents[1] / "fixtures" / "cassandra-stress-5.0" / "mixed.stdout.txt"
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    for i in range(30):
+        (folder / f"mixed-{i:02d}.txt").write_bytes(fixture.read_bytes())
+    env = {**os.environ, "PYTHONWARNINGS": "ignore"}
+    cli = subprocess.Popen([sys.executable, "-m", "cassperf.cli", "parse", "--output", "csv", str(folder)],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    head = subprocess.Popen(["head", "-1"], stdin=cli.stdout, stdout=subprocess.PIPE)
+    assert cli.stdout is not None and cli.stderr is not None
+    cli.stdout.close()                                   # head holds the only reading end
+    first, _ = head.communicate(timeout=120)
+    err = cli.stderr.read().decode()
+    assert cli.wait(timeout=120) == 141                  # 128 + SIGPIPE, as a shell reports such a tool
+    assert first.decode() == f"# {folder / 'mixed-00.txt'} [cassandra-stress] summary\n"
+    assert "Traceback" not in err and "error" not in err
+    assert all(line.startswith(f"{folder}/mixed-") and ": cassandra-stress, 1 run(s)" in line
+               for line in err.splitlines())

@@ -96,8 +96,8 @@ def test_maven_central_unreachable(monkeypatch, tmp_path):
     with pytest.raises(ToolError) as err:
         LocalCluster("offline", "dc1:1", first_address="127.0.9.1", root=tmp_path).start()
     assert err.value.returncode not in (0, None)
-    assert "fix: Maven Central is unreachable, so Cassandra 5.0.6 (org.apache.cassandra:cassandra-all:5.0.6) " \
-           "could not be downloaded" in str(err.value)
+    assert "fix: the Maven repository http://127.0.0.1:9/maven2 is unreachable, so Cassandra 5.0.6 " \
+           "(org.apache.cassandra:cassandra-all:5.0.6) could not be downloaded" in str(err.value)
 
 
 def test_bad_heap_and_name_are_refused(tmp_path):

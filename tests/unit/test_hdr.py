@@ -388,3 +388,15 @@ def test_merge_speed_projects_under_ten_seconds_for_86400_interval_histograms() 
     projected = per * 86_400
     print(f"\nmerge_encoded: {per * 1e6:.1f} us CPU per interval histogram, projected {projected:.2f} s for 86,400")
     assert projected < 10.0
+
+
+def test_a_start_time_outside_the_calendar_is_a_warning_not_a_crash():
+    """A mangled StartTime (seen by the fuzz test: year 540678) leaves the run without
+    started_utc and says so, instead of a ValueError from datetime."""
+    from cassperf.parsers import parse_text
+
+    text = ('#[StartTime: 17000000000000.000 (seconds since epoch), x]\n'
+            '"StartTimestamp","Interval_Length","Interval_Max","Interval_Compressed_Histogram"\n')
+    result = parse_text(text, format="hdr-log")
+    assert result.runs[0].manifest["started_utc"] is None
+    assert any("outside the calendar" in w.expected for w in result.warnings)

@@ -1,11 +1,13 @@
 """The set-up promises of the README: pins agree between pyproject.toml and environment.yml,
-`make` alone lists the targets, .ci/run calls the README's test command."""
+`make` alone lists the targets, .ci/run calls the README's test command on an empty jar cache."""
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 import tomllib
+from pathlib import Path
 
 import yaml
 
@@ -51,3 +53,26 @@ def test_readme_opens_with_the_two_commands_and_ci_runs_the_test_one():
     first_block = readme.split("```")[1]
     assert re.findall(r"^make (\w+)", first_block, re.M) == ["report", "test"]
     assert "make test" in (ROOT / ".ci" / "run").read_text()
+
+
+def test_ci_runs_make_test_with_an_empty_jar_cache_and_maven_repository_removed_at_exit(tmp_path):
+    """.ci/run's own work, seen by the `make` it calls: a stand-in records what it was given."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    seen = tmp_path / "seen"
+    (bin_dir / "make").write_text(
+        "#!/bin/sh\n"
+        f'{{ echo "args=$*"; echo "cwd=$(pwd)"; echo "cache=$CASSPERF_CACHE"; echo "m2=$CASSPERF_MAVEN_LOCAL_REPO"; '
+        f'echo "parent_entries=$(ls -A "$(dirname "$CASSPERF_CACHE")" | wc -l)"; }} > {seen}\n')
+    (bin_dir / "make").chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("CASSPERF_")}
+    env["PATH"] = f"{bin_dir}:{env['PATH']}"
+    proc = subprocess.run([str(ROOT / ".ci" / "run")], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0, proc.stderr
+    got = dict(line.split("=", 1) for line in seen.read_text().splitlines())
+    assert got["args"] == "test"
+    assert got["cwd"] == str(ROOT)
+    cache, m2 = Path(got["cache"]), Path(got["m2"])
+    assert cache.parent == m2.parent and cache.name == "cache" and m2.name == "m2"
+    assert got["parent_entries"] == "0", "the cache and the Maven repository start empty (not even created)"
+    assert not cache.parent.exists(), ".ci/run removes its temporary folder at exit"

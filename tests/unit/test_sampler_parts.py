@@ -14,6 +14,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from cassperf.cluster.access import Credentials
+from cassperf.cluster.base import ClusterHandle
+from cassperf.cluster.jolokia import JolokiaEndpoint
 from cassperf.errors import CassperfError, ClusterError, ConfigError
 from cassperf.results.store import RunWriter, load_run
 from cassperf.sampler import ClusterSampler, NodeRef, Outcome, Reading, Source, split_metric
@@ -311,3 +314,63 @@ def test_sampling_while_the_thread_samples_is_serialised():
         t.join()
     sampler.stop()
     assert source.max_active == 1 and source.calls >= 6       # never two samples at once
+
+
+# ---- what the sampler asks of a cluster handle ------------------------------------------------
+
+class _Handle(ClusterHandle):
+    """A cluster handle whose nodes run elsewhere; `agents` gives it Jolokia endpoints."""
+
+    def __init__(self, agents: bool) -> None:
+        super().__init__()
+        self.agents = agents
+
+    contact_points = property(lambda self: ["127.0.4.1"])
+    port = property(lambda self: 9042)
+    local_dc = property(lambda self: "dc1")
+
+    def _driver_kwargs(self) -> dict:
+        return {}
+
+    def nodetool(self, node, *args, timeout=120.0) -> str:
+        return f"nodetool {node} {' '.join(args)}"
+
+    def jolokia_endpoint(self, node):
+        if not self.agents:
+            return super().jolokia_endpoint(node)
+        return JolokiaEndpoint(f"http://{node}:8778/jolokia", Credentials("u", "p"))
+
+
+def test_a_handle_without_agents_is_sampled_by_nodetool_as_a_reader_and_one_with_agents_by_jolokia():
+    plain = ClusterSampler(_Handle(agents=False), nodes=NODES, virtual_tables=False, host=False)
+    assert [s.name for s in plain.sources] == ["nodetool"]
+    assert _Handle(agents=False).nodetool_read("n1", "tpstats") == "nodetool n1 tpstats"   # the default
+    assert _Handle(agents=False).local_nodes() is None
+    with pytest.raises(ConfigError, match="jmx='jolokia' needs a cluster whose nodes have a Jolokia agent"):
+        ClusterSampler(_Handle(agents=False), nodes=NODES, jmx="jolokia", virtual_tables=False, host=False)
+    plain.stop()
+
+    with_agents = ClusterSampler(_Handle(agents=True), nodes=NODES, virtual_tables=False, host=False)
+    [source] = with_agents.sources
+    assert source.name == "jolokia"
+    assert source.endpoint_for(NODES[0]) == JolokiaEndpoint(f"http://{NODES[0].handle}:8778/jolokia",
+                                                            Credentials("u", "p"))
+    with_agents.stop()
+    templated = ClusterSampler(_Handle(agents=False), nodes=NODES, virtual_tables=False, host=False,
+                               jolokia_url="http://{address}:8778/jolokia")
+    assert templated.sources[0].endpoint_for(NODES[0]) == JolokiaEndpoint(f"http://{NODES[0].address}:8778/jolokia")
+    templated.stop()
+
+
+def test_the_sampler_imports_nothing_of_the_local_cluster():
+    import ast
+
+    package = Path(__file__).resolve().parents[2] / "lib" / "cassperf" / "sampler"
+    imported = set()
+    for path in package.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.ImportFrom):
+                imported.add(node.module)
+            elif isinstance(node, ast.Import):
+                imported.update(a.name for a in node.names)
+    assert "cassperf.cluster.local" not in imported and "cassperf.cluster" not in imported

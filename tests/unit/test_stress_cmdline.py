@@ -6,6 +6,8 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import subprocess
+import sys
 
 import pytest
 from hypothesis import given, settings
@@ -144,6 +146,32 @@ def test_delete_in_a_parsed_ratio_is_rejected():
         parse_stress_command("mixed ratio(write=4,read=5,delete=1) duration=10m -rate threads=4")
     assert str(info.value) == ("ratio option 'delete' is not one of write, read "
                                "(cassandra-stress simple mode has no delete operation)")
+
+
+@pytest.mark.parametrize("schema, message", [
+    ("replication(factor=0)",
+     "replication factor 0 keeps no copy of any row, so every request fails; give a factor of 1 or more"),
+    ("replication(strategy=NetworkTopologyStrategy, dc1=0)",
+     "replication factor 0 in every data centre (dc1=0) keeps no copy of any row, so every request fails; "
+     "give at least one DC a factor of 1 or more, e.g. dc1=1"),
+])
+def test_a_replication_factor_of_0_is_refused_before_anything_runs(schema, message):
+    # issue 11, item 3: `-schema "replication(factor=0)"` used to run, 0 ops and 100 errors, complete=True
+    with pytest.raises(WorkloadSpecError) as info:
+        parse_stress_command(f'write n=100 -rate threads=1 -schema "{schema}"')
+    assert (info.value.field, str(info.value)) == ("replication", message)
+
+
+def test_cassperf_run_refuses_a_replication_factor_of_0_in_one_line(tmp_path):
+    # no cluster is asked for and nothing is stored: the command line is refused first
+    env = {**os.environ, "CASSPERF_HOME": str(tmp_path)}
+    env.pop("CASSPERF_DATA", None)
+    out = subprocess.run([sys.executable, "-m", "cassperf.cli", "run", "write", "n=100", "-rate", "threads=1",
+                          "-schema", "replication(factor=0)"], env=env, capture_output=True, text=True, timeout=120)
+    assert (out.returncode, out.stdout, out.stderr) == (
+        2, "", "cassperf: error: replication factor 0 keeps no copy of any row, so every request fails; "
+               "give a factor of 1 or more\n")
+    assert not (tmp_path / "data").exists()
 
 
 def test_chunk_length_needs_a_precreated_table():
@@ -323,8 +351,9 @@ def specs(draw: st.DrawFn) -> WorkloadSpec:
         ratio = Ratio(write=w, read=r)
     use_n = draw(st.booleans())
     replication = draw(st.one_of(
-        st.none(), st.integers(0, 9).map(Replication.simple),
-        st.dictionaries(_dcs, st.integers(0, 9), min_size=1, max_size=3).map(Replication.network_topology)))
+        st.none(), st.integers(1, 9).map(Replication.simple),
+        st.dictionaries(_dcs, st.integers(0, 9), min_size=1, max_size=3).filter(lambda f: any(f.values()))
+        .map(Replication.network_topology)))
     compaction = draw(st.one_of(st.none(), st.builds(
         Compaction, st.sampled_from(["LCS", "STCS", "UCS", "TWCS"]),
         st.dictionaries(_names.filter(lambda k: k not in ("class", "strategy")),

@@ -225,6 +225,8 @@ def test_replication_shorthands():
     assert nts == Replication("NetworkTopologyStrategy", dc_factors=(("dc1", 3), ("dc2", 2)))
     assert nts.factors() == {"dc1": 3, "dc2": 2}
     assert Replication("org.apache.cassandra.locator.SimpleStrategy", factor=2).strategy == "SimpleStrategy"
+    # one DC without replicas is a real layout (dc2 holds none); only all-zero is refused
+    assert Replication.network_topology(dc1=3, dc2=0).factors() == {"dc1": 3, "dc2": 0}
 
 
 @pytest.mark.parametrize("build, message", [
@@ -238,6 +240,14 @@ def test_replication_shorthands():
     (lambda: Replication("NetworkTopologyStrategy"), "NetworkTopologyStrategy needs at least one DC, e.g. {'dc1': 3}"),
     (lambda: Replication("SimpleStrategy", factor=3, dc_factors=(("dc1", 3),)),
      "SimpleStrategy takes one replication factor, not per-DC factors (use NetworkTopologyStrategy for those)"),
+    # a factor of 0 stores nothing: every operation of the run would fail (issue 11, item 3)
+    (lambda: Replication.simple(0),
+     "replication factor 0 keeps no copy of any row, so every request fails; give a factor of 1 or more"),
+    (lambda: WorkloadSpec(n=1, replication=0),  # type: ignore[arg-type]
+     "replication factor 0 keeps no copy of any row, so every request fails; give a factor of 1 or more"),
+    (lambda: Replication.network_topology(dc1=0, dc2=0),
+     "replication factor 0 in every data centre (dc1=0, dc2=0) keeps no copy of any row, so every request "
+     "fails; give at least one DC a factor of 1 or more, e.g. dc1=1"),
 ])
 def test_bad_replication(build, message):
     with pytest.raises(WorkloadSpecError) as info:

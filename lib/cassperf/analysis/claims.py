@@ -35,31 +35,39 @@ def claims_frame(claims: list[Claim]) -> pd.DataFrame:
                                                               "source"])
 
 
+def directional(c: Comparison | None, sign: int) -> str:
+    """A claimed rise (sign +1) or fall (-1) of b against a: holds when the change is
+    significant that way, does not hold when it is significant the other way, and is not shown
+    when the runs cannot decide (no significant difference, unstable runs, too few intervals):
+    the absence of a detected difference is not evidence either way."""
+    if c is None or c.unstable_a or c.unstable_b or "too few" in c.verdict or "autocorrelated" in c.verdict:
+        return NOT_SHOWN
+    if not c.significant:
+        return NOT_SHOWN
+    return HOLDS if c.change_pct * sign > 0 else FAILS
+
+
 def higher(c: Comparison | None) -> str:
-    """b significantly above a -> holds; significantly below or not different -> does not hold."""
-    if c is None:
-        return NOT_SHOWN
-    if c.unstable_a or c.unstable_b or "too few" in c.verdict or "autocorrelated" in c.verdict:
-        return NOT_SHOWN
-    return HOLDS if c.significant and c.change_pct > 0 else FAILS
+    return directional(c, +1)
 
 
 def lower(c: Comparison | None) -> str:
-    if c is None:
-        return NOT_SHOWN
-    if c.unstable_a or c.unstable_b or "too few" in c.verdict or "autocorrelated" in c.verdict:
-        return NOT_SHOWN
-    return HOLDS if c.significant and c.change_pct < 0 else FAILS
+    return directional(c, -1)
 
 
 def alike(c: Comparison | None, within_pct: float) -> str:
     """Holds when the whole 95% CI of the change lies within +-within_pct (equivalence: a
-    difference that is merely not significant does not make two things alike)."""
+    difference that is merely not significant does not make two things alike); does not hold
+    when the whole CI lies outside the band; otherwise not shown."""
     if c is None or c.ci_low_pct is None or c.ci_high_pct is None or not np.isfinite(c.ci_low_pct):
         return NOT_SHOWN
     if c.unstable_a or c.unstable_b:
         return NOT_SHOWN
-    return HOLDS if -within_pct <= c.ci_low_pct and c.ci_high_pct <= within_pct else FAILS
+    if -within_pct <= c.ci_low_pct and c.ci_high_pct <= within_pct:
+        return HOLDS
+    if c.ci_low_pct > within_pct or c.ci_high_pct < -within_pct:
+        return FAILS            # the whole interval is outside the band: a real difference
+    return NOT_SHOWN            # the interval straddles the band's edge: the runs cannot tell
 
 
 def describe(c: Comparison | None, what: str) -> str:

@@ -1,16 +1,27 @@
-"""`cassperf cluster start|status|stop|destroy`: the embedded local cluster from the shell."""
+"""`cassperf cluster start|status|stop|destroy`: the embedded local cluster from the shell.
+
+`status`, `stop` and `destroy` act only on a cluster that was started here (a folder under
+data/clusters with a cluster.json); any other name is an error listing the known ones, so a
+typo never reports a cluster "stopped" while the real one keeps running. `--first-address` is
+an IPv4 address in 127.0.0.0/8 (local nodes listen on loopback only). One exception:
+`destroy` of a name never started still removes a DC network (network namespaces and delay
+router of `--inter-dc-rtt-ms`) that a start killed before writing cluster.json left behind.
+"""
 
 from __future__ import annotations
 
 import argparse
+import ipaddress
 import json
 import time
 
 from cassperf import config
 from cassperf.cluster.local import DEFAULT_VERSION, LocalCluster
+from cassperf.errors import ConfigError
 
 #: what a cluster is made with when neither the command line nor its cluster.json says otherwise
-DEFAULTS = {"topology": "dc1:1", "version": DEFAULT_VERSION, "heap_mb": 1024, "first_address": "127.0.0.1"}
+DEFAULTS = {"topology": "dc1:1", "version": DEFAULT_VERSION, "heap_mb": 1024, "first_address": "127.0.0.1",
+            "inter_dc_rtt_ms": None}
 
 
 def started_state(name: str) -> dict | None:
@@ -24,6 +35,38 @@ def started_state(name: str) -> dict | None:
         return {}
 
 
+def known_clusters() -> list[str]:
+    """Names of the local clusters started here (folders under data/clusters with a cluster.json), sorted."""
+    root = config.clusters_dir()
+    if not root.is_dir():
+        return []
+    return sorted(p.name for p in root.iterdir() if (p / "cluster.json").is_file())
+
+
+def require_started(name: str) -> None:
+    """ConfigError naming the known clusters when ``name`` was never started here."""
+    if started_state(name) is not None:
+        return
+    known = known_clusters()
+    where = config.clusters_dir()
+    if known:
+        raise ConfigError(f"no local cluster named {name!r} in {where}; known clusters: {', '.join(known)}")
+    raise ConfigError(f"no local cluster named {name!r} in {where}, and none has been started there; "
+                      f"start one with `cassperf cluster start --name {name}`")
+
+
+def check_first_address(text: str) -> str:
+    """``text`` when it is an IPv4 address in 127.0.0.0/8, else ConfigError (one line)."""
+    try:
+        address = ipaddress.ip_address(text.strip())
+    except ValueError:
+        address = None
+    if address is None or address.version != 4 or not address.is_loopback:
+        raise ConfigError(f"--first-address {text!r}: local nodes listen on loopback only; give an IPv4 address "
+                          f"in 127.0.0.0/8, e.g. 127.0.1.1 (not a host name, not IPv6)")
+    return str(address)
+
+
 def local_cluster(name: str, **given: object) -> LocalCluster:
     """The cluster ``name``: options given (not None), else what it was started with (its
     cluster.json), else DEFAULTS. `status --name big` must find the nodes of a dc1:3 cluster on
@@ -32,10 +75,15 @@ def local_cluster(name: str, **given: object) -> LocalCluster:
     stored = started_state(name) or {}
     chosen = {k: given[k] if given.get(k) is not None else stored.get(k, default) for k, default in DEFAULTS.items()}
     return LocalCluster(name, chosen["topology"], version=chosen["version"], heap_mb=chosen["heap_mb"],
-                        first_address=chosen["first_address"])
+                        first_address=chosen["first_address"], inter_dc_rtt_ms=chosen["inter_dc_rtt_ms"])
 
 
 def _cluster(args: argparse.Namespace) -> LocalCluster:
+    """The cluster the command names; status/stop/destroy need one that was started here."""
+    if args.action != "start":
+        require_started(args.name)
+    if args.first_address is not None:
+        args.first_address = check_first_address(args.first_address)
     return local_cluster(args.name, **{k: getattr(args, k) for k in DEFAULTS})
 
 
@@ -61,6 +109,14 @@ def _stop(args: argparse.Namespace) -> int:
 
 
 def _destroy(args: argparse.Namespace) -> int:
+    if started_state(args.name) is None:
+        # a start killed before it wrote cluster.json can still have left a DC network
+        from cassperf.cluster import netns
+
+        removed = netns.remove_leftovers(netns.network_id(args.name, config.clusters_dir() / args.name))
+        if removed:
+            print(f"removed what cluster {args.name} left: {', '.join(removed)}")
+            return 0
     cluster = _cluster(args)
     cluster.destroy(timeout_s=args.timeout)
     print(f"destroyed cluster {args.name} ({cluster.root})")
@@ -87,7 +143,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     for name, func, helptext in [("start", _start, "start (or reuse) the cluster, wait until CQL-ready"),
                                  ("status", _status, "which nodes are up (exit 3 when any is down)"),
                                  ("stop", _stop, "SIGTERM the nodes, SIGKILL after --timeout"),
-                                 ("destroy", _destroy, "stop and remove data, logs and conf"),
+                                 ("destroy", _destroy, "stop and remove data, logs, conf and the DC network "
+                                  "(namespaces cassperf-NAME-*, delay router), also what a killed run left"),
                                  ("fetch", _fetch, "check Java, resolve the jars into the cache")]:
         p = actions.add_parser(name, help=helptext)
         p.add_argument("--name", default="cassperf", help="cluster name (default: cassperf)")
@@ -96,5 +153,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         p.add_argument("--version", help=f"Cassandra version (default: {kept}{DEFAULT_VERSION})")
         p.add_argument("--heap-mb", type=int, help=f"heap per node in MB (default: {kept}1024)")
         p.add_argument("--first-address", help=f"address of node1 (default: {kept}127.0.0.1)")
+        p.add_argument("--inter-dc-rtt-ms", type=float,
+                       help=f"round-trip time between DCs, ms: each DC in a network namespace (root; default: {kept}none)")
         p.add_argument("--timeout", type=float, default=60.0, help="seconds before SIGKILL on stop (default: 60)")
         p.set_defaults(func=func)

@@ -4,12 +4,18 @@ PATH arguments may be files, folders (searched recursively; `*.source.txt` sidec
 files are left out) or glob patterns (`**` allowed). A path that does not exist or a pattern
 that matches nothing is an error naming it (exit 2). All files are parsed before anything is
 printed or stored: a file that cannot be parsed stops the command and nothing is imported.
+
+`import` refuses a file whose content is already stored (the same `source_sha256`), naming the
+run, unless `--allow-duplicate`; all files are checked before any is stored. A file holding what
+looks like a password gets a warning naming it: raw/ keeps the file as it came, unless
+`--redact-raw` asks for a redacted copy.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
+import warnings
 from pathlib import Path
 
 import pandas as pd
@@ -18,7 +24,7 @@ from cassperf import parsers
 from cassperf.errors import ConfigError
 from cassperf.parsers.base import ParseResult
 from cassperf.parsers.paths import expand_paths
-from cassperf.results.catalog import import_parsed
+from cassperf.results.catalog import RawSecretWarning, check_not_imported, import_parsed
 
 def _parse_all(paths: list[str], fmt: str | None) -> list[ParseResult]:
     if fmt is not None:
@@ -64,7 +70,11 @@ def cmd_parse(args: argparse.Namespace) -> int:
         raise ConfigError("--output parquet needs --out DIR")
     out_dir = Path(args.out) if args.out else None
     if out_dir is not None:
-        out_dir.mkdir(parents=True, exist_ok=True)
+        try:
+            out_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ConfigError(f"--out {out_dir}: cannot make the folder ({exc.strerror or exc}); "
+                              f"give a folder you can write to") from None
     for result in results:
         _report(result)
         stem = Path(result.source).name
@@ -75,10 +85,13 @@ def cmd_parse(args: argparse.Namespace) -> int:
                 print()
             elif out_dir is not None:
                 dest = out_dir / f"{stem}.{name}.{'csv' if args.output == 'csv' else 'parquet'}"
-                if args.output == "csv":
-                    frame.to_csv(dest, index=False)
-                else:
-                    frame.to_parquet(dest, index=False)
+                try:
+                    if args.output == "csv":
+                        frame.to_csv(dest, index=False)
+                    else:
+                        frame.to_parquet(dest, index=False)
+                except OSError as exc:
+                    raise ConfigError(f"cannot write {dest}: {exc.strerror or exc}") from None
                 print(dest)
             else:
                 print(f"# {result.source} [{result.format}] {name}")
@@ -94,13 +107,39 @@ def _label(text: str) -> tuple[str, str]:
     return key.strip(), value
 
 
+def _runs_root(text: str | None) -> Path | None:
+    """--root as a Path; ConfigError when it names something other than a folder."""
+    if text is None:
+        return None
+    root = Path(text)
+    if root.exists() and not root.is_dir():
+        raise ConfigError(f"--root {root} is a file, not a folder; give the runs folder (made when missing)")
+    return root
+
+
 def cmd_import(args: argparse.Namespace) -> int:
+    root = _runs_root(args.root)
     results = _parse_all(args.paths, args.format)
     labels = dict(args.label or [])
     for result in results:
         _report(result)
+    if not args.allow_duplicate:
+        check_not_imported([r.source for r in results if r.runs or r.tables], root)
     for result in results:
-        for run_id in import_parsed(result, labels, root=args.root):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RawSecretWarning)
+            try:
+                ids = import_parsed(result, labels, root=root, allow_duplicate=args.allow_duplicate,
+                                    redact_raw=args.redact_raw)
+            except OSError as exc:
+                where = f"{exc.filename}: " if exc.filename else ""
+                raise ConfigError(f"cannot store runs in {root or 'data/runs'}: {where}{exc.strerror or exc}") from None
+        for warning in caught:
+            if issubclass(warning.category, RawSecretWarning):
+                print(f"cassperf: warning: {warning.message}", file=sys.stderr)
+            else:
+                warnings.warn_explicit(warning.message, warning.category, warning.filename, warning.lineno)
+        for run_id in ids:
             print(run_id)
     return 0
 
@@ -122,4 +161,9 @@ def register(subparsers: argparse._SubParsersAction) -> None:  # type: ignore[ty
                    help="label for every imported run (repeatable), e.g. --label rf=3 --label run=a")
     i.add_argument("--format", help="format name (default: detected from the content)")
     i.add_argument("--root", metavar="DIR", help="runs folder (default: data/runs of the workbook)")
+    i.add_argument("--allow-duplicate", action="store_true",
+                   help="import a file even when the same content is already stored (it then counts twice)")
+    i.add_argument("--redact-raw", action="store_true",
+                   help="store raw/ with passwords and other secrets replaced by <redacted> (default: the file "
+                        "as it came, with a warning when it holds one)")
     i.set_defaults(func=cmd_import)

@@ -1,17 +1,84 @@
 """What experiments see of any cluster, local or remote: a driver session, the topology, the
-Cassandra version, and nodetool where reachable."""
+Cassandra version, and nodetool where reachable.
+
+Credentials exported for a cluster that does not ask for them (no authentication: every local
+cluster, a remote one with AllowAllAuthenticator) are not used; the first session of a handle
+says so once (UnusedCredentialsWarning). How it can tell: the driver makes an authenticator for
+every connection, but asks it for a response only when the node answers STARTUP with
+AUTHENTICATE; `CredentialsProvider` records whether that happened. The driver's own notice of
+it (a WARNING log line per connection) is dropped in favour of that one warning.
+"""
 
 from __future__ import annotations
 
+import logging
+import os
+import warnings
 from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
 from cassandra import AuthenticationFailed
+from cassandra.auth import PlainTextAuthenticator, PlainTextAuthProvider
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, NoHostAvailable, Session
 from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
 
+from cassperf.cluster.jolokia import JolokiaEndpoint
 from cassperf.errors import ClusterError
+
+#: Where credentials are read from unless a handle names other variables (RemoteCluster can).
+USERNAME_ENV = "CASSPERF_USERNAME"
+PASSWORD_ENV = "CASSPERF_PASSWORD"
+
+
+class UnusedCredentialsWarning(UserWarning):
+    """Credentials are exported, but the cluster did not ask for any: they are not used."""
+
+
+class _DriverAuthNoticeFilter(logging.Filter):
+    """Drops cassandra-driver's 'An authentication challenge was not sent, this is suspicious ...'
+    (WARNING, once per connection: three for one node) that UnusedCredentialsWarning replaces."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("An authentication challenge was not sent")
+
+
+logging.getLogger("cassandra.connection").addFilter(_DriverAuthNoticeFilter())
+
+
+class _RecordedAuthenticator(PlainTextAuthenticator):
+    def __init__(self, provider: "CredentialsProvider") -> None:
+        super().__init__(provider.username, provider.password)
+        self._provider = provider
+
+    def initial_response(self) -> Any:
+        self._provider.asked = True          # called only after the node sent AUTHENTICATE
+        return super().initial_response()
+
+
+class CredentialsProvider(PlainTextAuthProvider):
+    """PlainTextAuthProvider that records (`asked`) whether any node asked for the credentials."""
+
+    def __init__(self, username: str, password: str) -> None:
+        super().__init__(username, password)
+        self.asked = False
+
+    def __repr__(self) -> str:               # never the password
+        return f"CredentialsProvider(username={self.username!r}, asked={self.asked})"
+
+    def new_authenticator(self, host: str) -> PlainTextAuthenticator:
+        return _RecordedAuthenticator(self)
+
+
+@dataclass(frozen=True)
+class LocalNodeRef:
+    """A node whose JVM runs on this machine: `pid()` gives its pid (None when not running)."""
+
+    name: str
+    address: str
+    pid: Callable[[], int | None]
 
 
 class ClusterHandle(ABC):
@@ -20,6 +87,7 @@ class ClusterHandle(ABC):
     def __init__(self) -> None:
         self._driver: Cluster | None = None
         self._sessions: dict[str | None, Session] = {}
+        self._credentials_checked = False
 
     # -- what a subclass provides ------------------------------------------------------------
     @property
@@ -41,6 +109,28 @@ class ClusterHandle(ABC):
     @abstractmethod
     def nodetool(self, node: str | int, *args: str, timeout: float = 120.0) -> str:
         """Run nodetool against one node; raise ToolError on failure."""
+
+    def credential_env(self) -> tuple[str, str]:
+        """Names of the environment variables credentials for this cluster would come from.
+        A handle that passes none to the driver (LocalCluster) still names the defaults, so
+        exported ones are reported as unused."""
+        return USERNAME_ENV, PASSWORD_ENV
+
+    # -- capabilities a subclass may have (the defaults: it has none) -------------------------
+    def jolokia_endpoint(self, node: str | int) -> JolokiaEndpoint | None:
+        """Where `node`'s Jolokia agent answers and the credential it asks for; None when the
+        workbook knows of no agent on this cluster's nodes."""
+        return None
+
+    def local_nodes(self) -> list[LocalNodeRef] | None:
+        """The nodes, when their JVMs run on this machine (names, addresses, pids); None when
+        they run elsewhere (then the driver's hosts are the nodes)."""
+        return None
+
+    def nodetool_read(self, node: str | int, *args: str, timeout: float = 120.0) -> str:
+        """nodetool for a command that only reads (the sampler's): run with read-only JMX
+        access where the cluster has such a user, else as `nodetool()`."""
+        return self.nodetool(node, *args, timeout=timeout)
 
     @property
     def description(self) -> dict[str, Any]:
@@ -77,7 +167,24 @@ class ClusterHandle(ABC):
                         "check that the nodes are up and the contact points and port are right")
                 raise ClusterError(f"cannot connect to {', '.join(self.contact_points)} port {self.port}: "
                                    f"{reasons}; {hint}") from None
+            self._warn_if_credentials_unused()
         return self._sessions[keyspace]
+
+    def _warn_if_credentials_unused(self) -> None:
+        """Once per handle: an UnusedCredentialsWarning when credentials are exported but no node
+        asked for them."""
+        if self._credentials_checked or self._driver is None:
+            return
+        self._credentials_checked = True
+        user_env, _ = self.credential_env()
+        if not os.environ.get(user_env):
+            return
+        provider = self._driver.auth_provider
+        if isinstance(provider, CredentialsProvider) and provider.asked:
+            return
+        warnings.warn(f"{user_env} is set, but {', '.join(self.contact_points)} port {self.port} did not ask for "
+                      f"credentials (the cluster runs without authentication), so they are not used",
+                      UnusedCredentialsWarning, stacklevel=3)
 
     def close(self) -> None:
         """Close driver connections (does not stop any node)."""

@@ -14,11 +14,16 @@ running (pid files checked against live processes). Exiting the `with` block sto
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import ipaddress
 import json
 import shutil
+import signal
 import subprocess
+import threading
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -27,10 +32,11 @@ import pandas as pd
 
 from cassperf import config
 from cassperf.cluster import jars as jarmod
-from cassperf.cluster import process
-from cassperf.cluster.base import ClusterHandle
+from cassperf.cluster import netns, process
+from cassperf.cluster.access import ClusterAccess, ensure_access
+from cassperf.cluster.base import ClusterHandle, LocalNodeRef
 from cassperf.cluster.java import Java, check_java_for, java_info
-from cassperf.cluster.jolokia import JolokiaClient
+from cassperf.cluster.jolokia import JolokiaClient, JolokiaEndpoint
 from cassperf.cluster.nodeconf import (
     CLIENT_JPMS,
     JvmSettings,
@@ -112,12 +118,17 @@ class LocalCluster(ClusterHandle):
     first_address   address of node1; other clusters can live beside on e.g. 127.0.1.1
     jolokia         attach the Jolokia JVM agent (JMX over HTTP on <address>:8778)
     start_timeout_s per node, until CQL-ready
+    inter_dc_rtt_ms round-trip time between data centers, ms (None: all nodes on loopback). Each
+                    DC's nodes then live in a network namespace of their own, on 10.<o3>.<dc>.x
+                    (cassperf.cluster.netns); needs root. nodetool, cqlsh and clients reach them
+                    through `in_dc(dc)` / `dc_command(dc, argv)`.
     """
 
     def __init__(self, name: str = "cassperf", topology: str | Topology = "dc1:1", version: str = DEFAULT_VERSION,
                  heap_mb: int = 1024, yaml_overrides: dict[str, Any] | None = None,
                  jvm_options: list[str] | None = None, first_address: str = "127.0.0.1", jolokia: bool = True,
-                 root: Path | None = None, start_timeout_s: float = 180.0) -> None:
+                 root: Path | None = None, start_timeout_s: float = 180.0,
+                 inter_dc_rtt_ms: float | None = None) -> None:
         super().__init__()
         if not name or not all(c.isalnum() or c in "-_" for c in name):
             raise ConfigError(f"cluster name {name!r}: use letters, digits, '-' and '_'")
@@ -140,6 +151,9 @@ class LocalCluster(ClusterHandle):
             self.nodes.append(LocalNode(spec, NodeLayout(self.root / spec.name), ports))
         self._java: Java | None = None
         self._jars: jarmod.CassandraJars | None = None
+        self.network: netns.DcNetwork | None = None
+        if inter_dc_rtt_ms is not None:
+            self._place_in_namespaces(inter_dc_rtt_ms)
 
     # -- ClusterHandle -------------------------------------------------------------------------
     @property
@@ -155,14 +169,15 @@ class LocalCluster(ClusterHandle):
         return self.topology.datacenters[0].name
 
     def _driver_kwargs(self) -> dict[str, Any]:
-        return {}
+        return self._netns_driver_kwargs()
 
     @property
     def description(self) -> dict[str, Any]:
         return {**super().description, "name": self.name, "topology": self.topology.spec(),
                 "cassandra_version": self.version, "heap_mb": self.heap_mb, "yaml_overrides": self.yaml_overrides,
                 "snitch": "GossipingPropertyFileSnitch",
-                "nodes": [{"name": n.name, "address": n.address, "dc": n.spec.dc, "rack": n.spec.rack} for n in self.nodes]}
+                "nodes": [{"name": n.name, "address": n.address, "dc": n.spec.dc, "rack": n.spec.rack} for n in self.nodes],
+                **({"network": self.network.describe()} if self.network is not None else {})}
 
     # -- lookup --------------------------------------------------------------------------------
     def node(self, node: str | int | LocalNode) -> LocalNode:
@@ -183,7 +198,8 @@ class LocalCluster(ClusterHandle):
     # -- start ---------------------------------------------------------------------------------
     def _state(self) -> dict[str, Any]:
         return {"name": self.name, "topology": self.topology.spec(), "version": self.version,
-                "first_address": self.first_address}
+                "first_address": self.first_address,
+                **({"inter_dc_rtt_ms": self.network.rtt_ms} if self.network is not None else {})}
 
     def _check_state_file(self) -> None:
         """Raise if cluster.json describes a different cluster of the same name."""
@@ -211,16 +227,24 @@ class LocalCluster(ClusterHandle):
 
     def start(self, timeout_s: float | None = None) -> "LocalCluster":
         """Start every node that is not running, one after another, each until CQL-ready.
-        Nodes already running (same cluster, same topology) are reused. Chainable."""
+        Nodes already running (same cluster, same topology) are reused. Chainable.
+        With inter_dc_rtt_ms: the DC network first; a start that fails or is interrupted
+        stops the nodes it started and removes the network."""
+        if self.network is not None:
+            return self._start_with_network(timeout_s)
+        return self._start(timeout_s)
+
+    def _start(self, timeout_s: float | None = None) -> "LocalCluster":
         self._check_state_file()
         to_start = [n for n in self.nodes if not n.is_running()]
         if not to_start:
             return self
         java = self.java()
         check_memory(len(to_start), self.heap_mb, self.topology.spec())
-        check_ports([u for n in to_start for u in n.port_uses()])
+        self._check_ports(to_start)
         jars = self.jars()
         jolokia = jarmod.resolve_jolokia() if self.use_jolokia else None
+        access = self.access(create=True)
         self.root.mkdir(parents=True, exist_ok=True)
         (self.root / "cluster.json").write_text(json.dumps({**self._state(), "heap_mb": self.heap_mb,
                                                             "yaml_overrides": self.yaml_overrides,
@@ -231,7 +255,8 @@ class LocalCluster(ClusterHandle):
             yaml_conf = cassandra_yaml(self.name, node.spec, seeds, node.layout, node.ports, self.yaml_overrides)
             write_node_conf(node.layout, yaml_conf, node.spec)
             cmd = server_command(java.executable, classpath, jars.jamm, jolokia, node.spec, node.layout, node.ports,
-                                 JvmSettings(self.heap_mb, self.jvm_options))
+                                 JvmSettings(self.heap_mb, self.jvm_options), access)
+            cmd = self.dc_command(node.spec.dc, cmd)
             self._start_node(node, cmd, timeout_s or self.start_timeout_s)
         if len(self.nodes) > 1:
             self._wait_for_ring(timeout_s or self.start_timeout_s)
@@ -248,7 +273,8 @@ class LocalCluster(ClusterHandle):
         deadline = time.monotonic() + timeout_s
         for node in self.nodes:
             profile = ExecutionProfile(load_balancing_policy=WhiteListRoundRobinPolicy([node.address]))
-            driver = Cluster([node.address], port=node.ports.native, execution_profiles={EXEC_PROFILE_DEFAULT: profile})
+            driver = Cluster([node.address], port=node.ports.native, execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+                             **self._netns_driver_kwargs(node.spec.dc))
             try:
                 session = driver.connect()
                 while True:
@@ -272,7 +298,7 @@ class LocalCluster(ClusterHandle):
         try:
             # the log mark is written just before the CQL port is bound: wait for both
             ready = process.wait_for_log(log, offset, READY_MARK, alive, timeout_s) and \
-                process.wait_for_port(node.address, node.ports.native, alive, 30)
+                self._wait_for_port(node, alive, 30)
         except TimeoutError:
             process.terminate({node.popen.pid: node.layout.root}, timeout_s=10)
             raise ClusterError(f"{node.name} of cluster {self.name} was not CQL-ready after {timeout_s:.0f} s; "
@@ -298,6 +324,7 @@ class LocalCluster(ClusterHandle):
                 n.popen.poll()
                 n.popen = None
             n.layout.pid_file.unlink(missing_ok=True)
+        self._network_down()
         return [n.name for n in self.nodes if process.read_pid(n.layout.pid_file) in killed]
 
     def destroy(self, timeout_s: float = 60.0) -> None:
@@ -313,19 +340,38 @@ class LocalCluster(ClusterHandle):
         self.stop()
 
     # -- tools ---------------------------------------------------------------------------------
-    def nodetool_command(self, node: str | int | LocalNode, *args: str) -> list[str]:
+    def access(self, create: bool = False) -> ClusterAccess | None:
+        """The cluster's credentials for its management ports (cluster.access), made on the first
+        start (`create`); None for a cluster never started with them (its nodes ask none)."""
+        if not create and not (self.root / "access").exists():
+            return None
+        return ensure_access(self.root)
+
+    def nodetool_command(self, node: str | int | LocalNode, *args: str, read_only: bool = False) -> list[str]:
+        """The java command line of nodetool against `node`, as the cluster's JMX admin user
+        (`read_only`: its read-only user); the password stays in a file (-pwf), not on the line."""
         n = self.node(node)
         home = self.root / "nodetool-home"
         home.mkdir(parents=True, exist_ok=True)
-        return [str(self.java().executable), "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+        access = self.access()
+        login = [] if access is None else ["-u", access.jmx_credentials(read_only).user,
+                                           "-pwf", str(access.jmx_password_file)]
+        return self.dc_command(n.spec.dc, [str(self.java().executable), "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 *CLIENT_JPMS, f"-Duser.home={home}",
                 f"-Dlogback.configurationFile=file://{n.layout.conf / 'logback-tools.xml'}",
                 "-cp", self.jars().classpath(n.layout.conf), "org.apache.cassandra.tools.NodeTool",
-                "-h", "127.0.0.1", "-p", str(n.ports.jmx), *args]
+                "-h", "127.0.0.1", "-p", str(n.ports.jmx), *login, *args])
 
     def nodetool(self, node: str | int | LocalNode, *args: str, timeout: float = 120.0) -> str:
         """Run nodetool against `node` and return its stdout; ToolError on failure or timeout."""
-        cmd = self.nodetool_command(node, *args)
+        return self._run_nodetool(self.nodetool_command(node, *args), args, timeout)
+
+    def nodetool_read(self, node: str | int | LocalNode, *args: str, timeout: float = 120.0) -> str:
+        """nodetool as the cluster's read-only JMX user (commands that only read: tablestats,
+        compactionstats, tpstats, sjk mxdump); an operation is refused by the node."""
+        return self._run_nodetool(self.nodetool_command(node, *args, read_only=True), args, timeout)
+
+    def _run_nodetool(self, cmd: list[str], args: tuple[str, ...], timeout: float) -> str:
         shown = ["nodetool", "-p", cmd[cmd.index("-p") + 1], *args]
         try:
             proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
@@ -333,17 +379,146 @@ class LocalCluster(ClusterHandle):
             raise ToolError(shown, None, exc.stdout or "", exc.stderr or "",
                             hint=f"nodetool did not answer within {timeout:.0f} s") from None
         if proc.returncode != 0:
-            raise ToolError(shown, proc.returncode, proc.stdout, proc.stderr)
+            raise ToolError(shown, proc.returncode, proc.stdout, proc.stderr, hint=self._nodetool_hint(proc.stderr))
         return proc.stdout
+
+    def _nodetool_hint(self, stderr: str) -> str:
+        """What a refusal by the node's JMX means (the line sits high in a long Java trace)."""
+        if "Access denied! Invalid access level" in stderr:
+            return ("the node refused an operation to the read-only JMX user (nodetool_read is for commands "
+                    "that only read); run it with nodetool()")
+        if "Authentication failed!" in stderr:
+            return (f"the node refused the JMX credential; its nodes take the users in {self.root / 'access'}"
+                    "/jmxremote.password as they were when the nodes started (restart them after a change)")
+        return ""
 
     def nodetool_process(self, node: str | int | LocalNode, *args: str) -> subprocess.Popen:
         """Start nodetool and return the handle (for long commands such as garbagecollect)."""
         return subprocess.Popen(self.nodetool_command(node, *args), stdout=subprocess.PIPE,
                                 stderr=subprocess.PIPE, text=True)
 
-    def jolokia(self, node: str | int | LocalNode) -> JolokiaClient:
-        """JMX over HTTP for one node (no JVM start per sample)."""
-        n = self.node(node)
+    def jolokia_endpoint(self, node: str | int | LocalNode) -> JolokiaEndpoint | None:
+        """The node's Jolokia agent and the cluster's credential for it; None with jolokia=False."""
         if not self.use_jolokia:
+            return None
+        n = self.node(node)
+        access = self.access()
+        url, credentials = f"http://{n.address}:{n.ports.jolokia}/jolokia", None if access is None else access.jolokia
+        if self.network is not None:
+            return netns.NamespacedJolokiaEndpoint(url, credentials, namespace=self.network.namespace(n.spec.dc))
+        return JolokiaEndpoint(url, credentials)
+
+    def jolokia(self, node: str | int | LocalNode) -> JolokiaClient:
+        """JMX over HTTP for one node (no JVM start per sample), with the cluster's credential."""
+        endpoint = self.jolokia_endpoint(node)
+        if endpoint is None:
             raise ConfigError(f"cluster {self.name} was created with jolokia=False")
-        return JolokiaClient(f"http://{n.address}:{n.ports.jolokia}/jolokia")
+        return JolokiaClient(endpoint)
+
+    def local_nodes(self) -> list[LocalNodeRef]:
+        return [LocalNodeRef(n.name, n.address, n.pid) for n in self.nodes]
+
+    # -- distance between data centers (inter_dc_rtt_ms; cassperf.cluster.netns) ---------------
+    def _place_in_namespaces(self, rtt_ms: float) -> None:
+        """Give each node its address inside its DC's namespace and describe the network."""
+        index = {dc.name: k for k, dc in enumerate(self.topology.datacenters, start=1)}
+        position: dict[str, int] = {}
+        for node in self.nodes:
+            dc = node.spec.dc
+            address = netns.node_address(self.first_address, index[dc], position.get(dc, 0))
+            position[dc] = position.get(dc, 0) + 1
+            node.spec = dataclasses.replace(node.spec, address=address)
+        self.network = netns.DcNetwork(self.name, [dc.name for dc in self.topology.datacenters],
+                                       [(n.spec.dc, n.address) for n in self.nodes], self.first_address,
+                                       rtt_ms, self.root)
+
+    def _start_with_network(self, timeout_s: float | None) -> "LocalCluster":
+        assert self.network is not None
+        netns.check_support(self.network.rtt_ms)
+        to_start = [n for n in self.nodes if not n.is_running()]
+        if len(to_start) < len(self.nodes) and not self.network.healthy():
+            raise ClusterError(f"cluster {self.name}: nodes run but its DC network ({self.network.router}) is gone "
+                               f"or its delay router died; stop the cluster and start it again")
+        if not to_start:
+            return self
+        self._check_state_file()
+        self.network.up()
+        netns.watch_nodes(self.network, lambda: any(n.is_running() for n in self.nodes))
+        try:
+            with _signals_interrupt():
+                return self._start(timeout_s)
+        except BaseException:
+            # stop what this start started; the network goes when no node of the cluster is left
+            process.terminate({pid: n.layout.root for n in to_start if (pid := n.pid()) is not None}, timeout_s=30)
+            if not any(n.is_running() for n in self.nodes):
+                self.network.down()
+            raise
+
+    def _network_down(self) -> list[str]:
+        """After stop: remove the DC network and any leftover of this cluster (namespaces
+        cassperf-<name>-<folder hash>-*, router processes), also when this handle was made
+        without the option."""
+        if self.network is not None:
+            return self.network.down()
+        return netns.remove_leftovers(netns.network_id(self.name, self.root))
+
+    def _check_ports(self, nodes: list[LocalNode]) -> None:
+        for dc in dict.fromkeys(n.spec.dc for n in nodes):
+            with self.in_dc(dc):
+                check_ports([u for n in nodes if n.spec.dc == dc for u in n.port_uses()])
+
+    def _wait_for_port(self, node: LocalNode, alive: Any, timeout_s: float) -> bool:
+        with self.in_dc(node.spec.dc):
+            return process.wait_for_port(node.address, node.ports.native, alive, timeout_s)
+
+    def _netns_driver_kwargs(self, dc: str | None = None) -> dict[str, Any]:
+        """Driver Cluster(...) arguments that open its sockets inside a DC's namespace: `dc`, else
+        the DC namespace this thread is in (an in_dc() block, or a thread started in one), else
+        the first DC's."""
+        if self.network is None:
+            return {}
+        if dc is not None:
+            namespace = self.network.namespace(dc)
+        else:
+            namespace = netns.current([lk.namespace for lk in self.network.links]) or self.network.links[0].namespace
+        return {"connection_class": netns.connection_class(namespace)}
+
+    @contextlib.contextmanager
+    def in_dc(self, dc: str) -> Iterator[None]:
+        """Run the block inside DC `dc`'s network namespace (this thread; threads and processes
+        started in the block inherit it: `with cluster.in_dc("dc2"): run_workload(spec, cluster)`).
+        Without inter_dc_rtt_ms every DC is on the host's loopback and the block runs as it is."""
+        if dc not in {d.name for d in self.topology.datacenters}:
+            raise ConfigError(f"cluster {self.name} has no data center {dc!r}; DCs: "
+                              f"{', '.join(d.name for d in self.topology.datacenters)}")
+        if self.network is None:
+            yield
+            return
+        with netns.entered(self.network.namespace(dc)):
+            yield
+
+    def dc_command(self, dc: str, argv: list[str]) -> list[str]:
+        """`argv` as a command that runs inside DC `dc`'s namespace (unchanged without one):
+        subprocess.run(cluster.dc_command("dc2", ["cqlsh", address]))."""
+        if self.network is None:
+            return list(argv)
+        return self.network.command(dc, argv)
+
+
+@contextlib.contextmanager
+def _signals_interrupt() -> Iterator[None]:
+    """SIGTERM and SIGHUP raise KeyboardInterrupt in the block (as Ctrl-C does), so a start
+    they interrupt cleans up; on the main thread only (elsewhere signals cannot be handled)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, _frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signal.Signals(signum).name}")
+
+    old = {sig: signal.signal(sig, interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:
+        yield
+    finally:
+        for sig, handler in old.items():
+            signal.signal(sig, handler)

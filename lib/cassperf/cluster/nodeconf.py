@@ -13,7 +13,9 @@ from typing import Any
 
 import yaml
 
+from cassperf.cluster.access import ClusterAccess
 from cassperf.cluster.topology import NodeSpec
+from cassperf.errors import ConfigError
 
 # From conf/jvm17-server.options (Cassandra 5.0): JPMS exports/opens the server needs.
 SERVER_JPMS = [
@@ -196,18 +198,42 @@ class JvmSettings:
     fast_boot: bool = True
 
 
+def jolokia_agent_option(jolokia: Path, access: ClusterAccess, node: NodeSpec, ports: NodePorts) -> str:
+    """`-javaagent:` for Jolokia: user, password and policy come from the cluster's properties
+    file (`config=`), so no password is on the command line; host and port are the node's."""
+    props = access.jolokia_properties
+    if "," in str(props):
+        raise ConfigError(f"the cluster folder {access.folder.parent} has a ',' in its path, which the Jolokia "
+                          "agent's option list cannot carry; choose a cluster root without ','")
+    return f"-javaagent:{jolokia}=config={props},port={ports.jolokia},host={node.address},discoveryEnabled=false"
+
+
+def jmx_auth_options(access: ClusterAccess) -> list[str]:
+    """Cassandra's JMX server asks for a user and password (the cluster's jmxremote.password,
+    mode 0600: the JDK refuses a password file others can read) and grants what
+    jmxremote.access says (readonly / readwrite)."""
+    # the export: Cassandra builds the JDK's file-based JMX authenticator, which lives in a package
+    # java.management does not export (without it the node dies at start: IllegalAccessException)
+    return ["--add-exports", "java.management/com.sun.jmx.remote.security=ALL-UNNAMED",
+            "-Dcom.sun.management.jmxremote.authenticate=true",
+            f"-Dcom.sun.management.jmxremote.password.file={access.jmx_password_file}",
+            f"-Dcom.sun.management.jmxremote.access.file={access.jmx_access_file}"]
+
+
 def server_command(java: Path, jars_classpath: str, jamm: Path, jolokia: Path | None, node: NodeSpec,
-                   layout: NodeLayout, ports: NodePorts, jvm: JvmSettings) -> list[str]:
+                   layout: NodeLayout, ports: NodePorts, jvm: JvmSettings, access: ClusterAccess) -> list[str]:
     """The java command line of one node (conf dir first on the classpath: the snitch loads
-    cassandra-rackdc.properties from there)."""
+    cassandra-rackdc.properties from there). Both management ports (Jolokia, JMX) require the
+    cluster's credentials (`access`)."""
     cmd = [str(java), "-ea", f"-javaagent:{jamm}"]
     if jolokia is not None:
-        cmd.append(f"-javaagent:{jolokia}=port={ports.jolokia},host={node.address},discoveryEnabled=false")
+        cmd.append(jolokia_agent_option(jolokia, access, node, ports))
     cmd += [f"-Xms{jvm.heap_mb}m", f"-Xmx{jvm.heap_mb}m"]
     cmd += SERVER_GC + SERVER_JPMS
     cmd += [f"-Xlog:gc*,safepoint:file={layout.gc_log}:time,uptime,level,tags:filecount=10,filesize=20m"]
     cmd += [
         f"-Dcassandra.jmx.local.port={ports.jmx}",
+        *jmx_auth_options(access),
         f"-Dcassandra.config=file://{layout.conf / 'cassandra.yaml'}",
         f"-Dlogback.configurationFile=file://{layout.conf / 'logback.xml'}",
         f"-Dcassandra.logdir={layout.logs}",

@@ -2,7 +2,9 @@
 variables (never from notebook parameters), TLS options.
 
 Environment:
-  CASSPERF_USERNAME / CASSPERF_PASSWORD   credentials (names overridable per cluster)
+  CASSPERF_USERNAME / CASSPERF_PASSWORD   credentials (names overridable per cluster); a cluster
+                                          that does not ask for them gets a warning, once
+                                          (ClusterHandle: UnusedCredentialsWarning)
   CASSPERF_SSL_CA, CASSPERF_SSL_CERT, CASSPERF_SSL_KEY   TLS files (optional)
 
 nodetool is reached through $CASSANDRA_HOME/bin/nodetool or `nodetool` on PATH, against the
@@ -19,9 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from cassandra.auth import PlainTextAuthProvider
-
-from cassperf.cluster.base import ClusterHandle
+from cassperf.cluster.base import ClusterHandle, CredentialsProvider
 from cassperf.errors import ConfigError, ToolError
 
 
@@ -84,6 +84,9 @@ class RemoteCluster(ClusterHandle):
         return {**super().description, "auth_from_env": [self.username_env, self.password_env]
                 if os.environ.get(self.username_env) else None, "tls": self.tls is not None}
 
+    def credential_env(self) -> tuple[str, str]:
+        return self.username_env, self.password_env
+
     def _driver_kwargs(self) -> dict[str, Any]:
         kwargs: dict[str, Any] = {}
         user = os.environ.get(self.username_env)
@@ -91,7 +94,7 @@ class RemoteCluster(ClusterHandle):
             password = os.environ.get(self.password_env)
             if password is None:
                 raise ConfigError(f"{self.username_env} is set but {self.password_env} is not; export both")
-            kwargs["auth_provider"] = PlainTextAuthProvider(username=user, password=password)
+            kwargs["auth_provider"] = CredentialsProvider(user, password)
         if self.tls is not None:
             kwargs["ssl_context"] = self.tls.context()
         return kwargs

@@ -2,7 +2,8 @@
 for the notebook: the runs table, intervals of every run, GC pauses, and what could not be read.
 The charts of these frames are in `cassperf.plots.logs`.
 
-Nothing is guessed: a file no parser recognises is listed in `problems` with the formats tried.
+Nothing is guessed: a file no parser recognises is listed in `problems` with the formats tried;
+so is a file whose content the store already holds (imported once, never counted twice).
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ import pandas as pd
 from cassperf import parsers
 from cassperf.parsers.paths import expand_paths
 from cassperf.errors import CassperfError
-from cassperf.results.catalog import catalog, import_parsed
+from cassperf.results.catalog import DuplicateImportError, catalog, import_parsed
 
 
 @dataclass
@@ -37,7 +38,11 @@ def explore(pattern: str | Path, store: Path) -> Explored:
         except (CassperfError, OSError) as exc:
             problems.append({"file": path.name, "error": str(exc).splitlines()[0]})
             continue
-        import_parsed(result, {"file": path.name, "format": result.format}, root=store)
+        try:
+            import_parsed(result, {"file": path.name, "format": result.format}, root=store)
+        except DuplicateImportError as exc:          # already in this store: listed, not counted twice
+            problems.append({"file": path.name, "error": str(exc)})
+            continue
         formats.append({"file": path.name, "format": result.format, "runs": len(result.runs),
                         "tables": ", ".join(result.tables), "warnings": len(result.warnings),
                         "complete": result.complete})

@@ -61,18 +61,20 @@ def drop_page_cache() -> str | None:
     return None
 
 
-def make_cold(cluster: Any, *, restart: bool = False) -> str:
+def make_cold(cluster: Any, *, restart: bool = False, keyspace: str | None = None) -> str:
     """Empty what caches reads before a cold run "a", and say exactly what was done.
 
-    Always: ``nodetool flush`` (so reads come from SSTables, not memtables) and
+    Always: ``nodetool flush [keyspace]`` (so reads come from SSTables, not memtables) and
     ``invalidatekeycache`` / ``invalidaterowcache`` on every node, then the OS page cache
     dropped (root; stated when not permitted). ``restart=True`` (a LocalCluster) also restarts
     every node, which empties Cassandra's chunk cache and buffer pools, as the published
     study's first runs had them; without it those stay warm (stated)."""
     done: list[str] = []
-    flushed = on_every_node(cluster, "flush")
+    flushed = on_every_node(cluster, "flush", *([keyspace] if keyspace else []))
     done.append("memtables flushed" if all(r.ok for r in flushed) else f"flush failed on {_failures(flushed)}")
-    caches = on_every_node(cluster, "invalidatekeycache") + on_every_node(cluster, "invalidaterowcache")
+    with ThreadPoolExecutor(max_workers=2) as pool:   # the two caches at once: one JVM start each per node
+        key, row = pool.map(lambda what: on_every_node(cluster, what), ["invalidatekeycache", "invalidaterowcache"])
+    caches = key + row
     done.append("key and row caches invalidated" if all(r.ok for r in caches)
                 else f"cache invalidation failed on {_failures(caches)}")
     if restart and hasattr(cluster, "stop") and hasattr(cluster, "start"):

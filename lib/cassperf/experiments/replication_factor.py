@@ -33,9 +33,9 @@ class RFStudy:
     """The study's parameters (the notebook's parameters cell, validated)."""
 
     rfs: Sequence[int] = (1, 2, 3, 4, 5, 6)
-    rows: int = 10_000                      # keys written per RF (the study: 10,000,000)
-    reads: int = 5_000                      # reads per read run (the study: 3,000,000)
-    mixed_ops: int = 5_000                  # ops per mixed run (the study: 3,000,000)
+    rows: int = 3_000                       # keys written per RF (the study: 10,000,000)
+    reads: int = 3_000                      # reads per read run (the study: 3,000,000)
+    mixed_ops: int = 3_000                  # ops per mixed run (the study: 3,000,000)
     write_threads: int = 64                 # the study: 256
     read_threads: int = 64                  # the study: 128
     cl: str = "LOCAL_QUORUM"
@@ -75,8 +75,9 @@ class RFStudy:
         return f"{self.keyspace_prefix}{rf}"
 
 
-def _spec(study: RFStudy, rf: int, op: str, n: int, threads: int, cl: str, population: str) -> WorkloadSpec:
-    return WorkloadSpec(op=op, ratio=Ratio(write=1, read=1) if op == "mixed" else None, n=n, warmup=False,
+def _spec(study: RFStudy, rf: int, op: str, n: int, threads: int, cl: str, population: str,
+          warmup: bool = True) -> WorkloadSpec:
+    return WorkloadSpec(op=op, ratio=Ratio(write=1, read=1) if op == "mixed" else None, n=n, warmup=warmup,
                         cl=cl, concurrency=threads, population=population, column_count=study.column_count,
                         column_size=study.column_size, keyspace=study.keyspace(rf),
                         replication=Replication.network_topology({study.dc: rf}), local_dc=study.dc,
@@ -93,20 +94,25 @@ def plan(study: RFStudy) -> list[Step]:
     def add(part: str, rf: int, op: str, n: int, threads: int, cl: str, run: str, pop: str,
             before: Any = None) -> None:
         labels = {**base, "part": part, "rf": str(rf), "op": op, "threads": str(threads), "cl": cl, "run": run}
-        steps.append(Step(labels, _spec(study, rf, op, n, threads, cl, pop), study.tool, before))
+        # a cold run "a" of reads has no warm-up (it would warm what the run measures cold)
+        warm = not (part == "rf-read" and run == "a")
+        steps.append(Step(labels, _spec(study, rf, op, n, threads, cl, pop, warm), study.tool, before))
 
-    cold = (lambda cluster: make_cold(cluster, restart=study.cold_restart))
+    def cold(rf: int) -> Any:
+        return lambda cluster: make_cold(cluster, restart=study.cold_restart, keyspace=study.keyspace(rf))
     every_rf = sorted(set(study.rfs) | set(study.thread_sweep_rfs) | set(study.mixed_rfs)
                       | ({study.cl_sweep_rf} if study.cl_sweep else set()))
     for rf in every_rf:
         add("rf-write", rf, "write", study.rows, study.write_threads, study.cl, "a", written)
         if rf in study.rfs:
-            add("rf-read", rf, "read", study.reads, study.read_threads, study.cl, "a", uniform, cold)
+            add("rf-read", rf, "read", study.reads, study.read_threads, study.cl, "a", uniform, cold(rf))
             add("rf-read", rf, "read", study.reads, study.read_threads, study.cl, "b", uniform)
     for cl in study.cl_sweep:
         add("cl-read", study.cl_sweep_rf, "read", study.reads, study.read_threads, cl, "b", uniform)
     for rf in study.thread_sweep_rfs:
         for threads in study.thread_sweep:
+            if threads == study.write_threads and rf in study.rfs:
+                continue        # the RF's own write run is this point (threads_frame takes it)
             add("threads-write", rf, "write", study.rows, threads, study.cl, "a", written)
     for rf in study.mixed_rfs:
         add("mixed", rf, "mixed", study.mixed_ops, study.read_threads, study.cl, "b", uniform)
@@ -151,6 +157,18 @@ def part(frame: Any, name: str, **where: Any) -> Any:
     return out.sort_values(order).reset_index(drop=True)
 
 
+def threads_frame(frame: Any, study: RFStudy) -> Any:
+    """The write thread sweep: its own runs plus each swept RF's write run at write_threads."""
+    import pandas as pd
+
+    sweep = part(frame, "threads-write")
+    own = part(frame, "rf-write")
+    if not own.empty:
+        own = own[own["rf"].isin(list(study.thread_sweep_rfs)) & own["threads"].isin(list(study.thread_sweep))]
+    out = pd.concat([sweep, own], ignore_index=True)
+    return out.sort_values(["rf", "threads"]).reset_index(drop=True) if not out.empty else out
+
+
 def _run(runs: Sequence[Any], **labels: Any) -> Any:
     found = [r for r in runs if all(str(r.labels.get(k)) == str(v) for k, v in labels.items())]
     return found[-1] if found else None
@@ -188,7 +206,8 @@ def claims(runs: Sequence[Any], study: RFStudy, reps: int = 1000) -> Any:
     if 1 in study.rfs and top is not None and all(reads.get((rf, r)) for rf in (1, top) for r in ("a", "b")):
         ca, cb = cmp(reads[(1, "a")], reads[(top, "a")], "read"), cmp(reads[(1, "b")], reads[(top, "b")], "read")
         gap_a, gap_b = -ca.change_pct, -cb.change_pct
-        usable = NOT_SHOWN not in (lower(ca), lower(cb))
+        usable = not any(c.unstable_a or c.unstable_b or "too few" in c.verdict or "autocorrelated" in c.verdict
+                         for c in (ca, cb))
         verdict = (HOLDS if gap_b > gap_a else FAILS) if usable else NOT_SHOWN
         rows.append(Claim("The RF cost on reads is larger on the warm run b than on the cold run a", SOURCE,
                           f"RF {top} below RF 1: run a {gap_a:+.1f}% ({ca.verdict}); run b {gap_b:+.1f}% ({cb.verdict})",
@@ -219,7 +238,8 @@ def claims(runs: Sequence[Any], study: RFStudy, reps: int = 1000) -> Any:
                           "; ".join(describe(c, f"RF {b} vs RF {a} (reads of the mix)") for a, b, c in steps),
                           verdict, "each higher RF's ops/s significantly below the one before", shared))
     sweep = {rf: sorted(((int(r.labels["threads"]), r) for r in runs
-                         if r.labels.get("part") == "threads-write" and str(r.labels.get("rf")) == str(rf)),
+                         if str(r.labels.get("rf")) == str(rf) and (r.labels.get("part") == "threads-write" or (
+                             r.labels.get("part") == "rf-write" and int(r.labels["threads"]) in study.thread_sweep))),
                         key=lambda x: x[0]) for rf in study.thread_sweep_rfs}
     shapes = []
     for rf, points in sweep.items():
@@ -227,7 +247,8 @@ def claims(runs: Sequence[Any], study: RFStudy, reps: int = 1000) -> Any:
             c = cmp(points[-2][1], points[-1][1], "write")
             shapes.append((rf, points[-2][0], points[-1][0], c))
     if shapes:
-        verdicts = [NOT_SHOWN if higher(c) == NOT_SHOWN else FAILS if c.significant and c.change_pct > 10 else HOLDS
+        verdicts = [NOT_SHOWN if c is None or c.unstable_a or c.unstable_b or "too few" in c.verdict
+                    or "autocorrelated" in c.verdict else FAILS if c.significant and c.change_pct > 10 else HOLDS
                     for *_, c in shapes]
         verdict = NOT_SHOWN if NOT_SHOWN in verdicts else HOLDS if all(v == HOLDS for v in verdicts) else FAILS
         rows.append(Claim("Write ops/s stop growing at high client thread counts, alike for RF 1 and RF 3", SOURCE,

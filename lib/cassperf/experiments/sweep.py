@@ -25,7 +25,6 @@ import pandas as pd
 from cassperf.analysis.sweep import SPEC_KEY_LABEL, done_mask
 from cassperf.errors import ConfigError
 from cassperf.results.catalog import catalog
-from cassperf.results.store import read_manifest
 from cassperf.workload.spec import WorkloadSpec
 
 
@@ -67,12 +66,9 @@ class Outcome:
 
 
 def stored_runs(root: str | Path | None = None, **label_filters: str) -> pd.DataFrame:
-    """The catalog of runs with these labels, with ``failed`` read from each manifest."""
+    """The catalog of usable runs with these labels (failed runs left out, as catalog() does)."""
     frame = catalog(root, **label_filters)
-    if frame.empty:
-        return frame.assign(failed=pd.Series(dtype="bool"))
-    failed = [bool(read_manifest(Path(p)).get("failed", False)) for p in frame["path"]]
-    return frame.assign(failed=failed)
+    return frame if "failed" in frame.columns else frame.assign(failed=pd.Series(False, index=frame.index))
 
 
 def _keyspaces(cluster: Any) -> set[str]:

@@ -216,8 +216,7 @@ def _read(text: str, src: str, value_unit: str | None, derive_intervals: bool) -
         "complete": result.complete,
         "histogram_unit": unit,
         "hdr_log_format_version": version,
-        "started_utc": (datetime.fromtimestamp(eff_start, UTC).isoformat()
-                        if known_epoch else None),
+        "started_utc": _utc_iso(eff_start, result) if known_epoch else None,
     }
     summary = _summary(histograms, unit) if derive_intervals and hist_rows else None
     run = Run(manifest=manifest, intervals=pd.DataFrame(interval_rows) if interval_rows else None,
@@ -225,6 +224,16 @@ def _read(text: str, src: str, value_unit: str | None, derive_intervals: bool) -
     run.warnings.extend(str(w) for w in result.warnings)
     result.runs.append(run)
     return result
+
+
+def _utc_iso(epoch_s: float, result: ParseResult) -> str | None:
+    """The start as ISO UTC; a time no calendar holds (a mangled StartTime) is a warning and None."""
+    try:
+        return datetime.fromtimestamp(epoch_s, UTC).isoformat()
+    except (ValueError, OverflowError, OSError):
+        result.warn(None, None, f"a start time that is a date ({epoch_s:.0f} s since the epoch is outside the "
+                                f"calendar): the run has no started_utc")
+        return None
 
 
 def _summary(histograms: pd.DataFrame, unit: str) -> pd.DataFrame:

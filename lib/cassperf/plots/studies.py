@@ -95,10 +95,12 @@ def shaded_panels(panels: Sequence[tuple[str, pd.DataFrame, str]], windows: Sequ
     line, ...). windows: (start_s, end_s, label)."""
     fig = make_subplots(rows=len(panels), cols=1, shared_xaxes=True, vertical_spacing=0.04,
                         subplot_titles=[p[0] for p in panels])
+    shown: set[str] = set()
     for i, (_, frame, _unused) in enumerate(panels, 1):
         for name, part in frame.groupby("series", sort=True):
             fig.add_scatter(name=str(name), x=part["time_s"], y=part["value"], mode="lines", legendgroup=str(name),
-                            showlegend=True, row=i, col=1)
+                            showlegend=str(name) not in shown, row=i, col=1)
+            shown.add(str(name))
     colors = ("rgba(230, 120, 20, 0.18)", "rgba(40, 120, 200, 0.12)")
     for k, (start, end, label) in enumerate(windows):
         fig.add_vrect(x0=start, x1=end, fillcolor=colors[k % 2], line_width=0, layer="below", row="all", col=1,

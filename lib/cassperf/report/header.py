@@ -149,3 +149,25 @@ def run_ids_note(run_ids: Iterable[str]) -> HTML:
     if len(ids) > 8:
         return HTML(f"{_STYLE}<details class='cassperf-runs'><summary>{label}</summary>{shown}</details>")
     return HTML(f"{_STYLE}<p class='cassperf-runs'>{label}: {shown}</p>")
+
+
+def json_output(data: Any) -> dict[str, Any]:
+    """``display(json_output({...}), raw=True)``: figures a test or a tool can read back from the
+    executed notebook, with NaN and infinities as null (JSON has no such numbers)."""
+    import json
+    import math
+
+    def clean(value: Any) -> Any:
+        if isinstance(value, float) and not math.isfinite(value):
+            return None
+        if isinstance(value, dict):
+            return {str(k): clean(v) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return [clean(v) for v in value]
+        if hasattr(value, "item") and not isinstance(value, (str, bytes)):
+            return clean(value.item())
+        if value is not None and not isinstance(value, (str, int, float, bool)):
+            return str(value)
+        return value
+
+    return {"application/json": json.loads(json.dumps(clean(data)))}

@@ -31,7 +31,7 @@ _NOT_SECRET_KEY = re.compile(
     r"|credentials_cache_\w+)$", re.IGNORECASE)
 # password=hunter2 | -Dapi_key=abc | "secret: s3cr3t" | --password hunter2 inside a string
 _SECRET_IN_TEXT = re.compile(
-    r"(?P<key>(?:(?<![\w.-])-{1,2})?[\w.-]*(?:password|passwd|secret|token|credential|api_?key)[\w.-]*)"
+    r"(?<![\w.-])(?=[\w.-]*?(?:password|passwd|secret|token|credential|api_?key))(?P<key>[\w.-]*+)"
     r"(?P<sep>\s*[=:]\s*|\s+)(?P<value>\"[^\"]*\"|'[^']*'|[^\s,;&\"']+)", re.IGNORECASE)
 # https://user:hunter2@host/
 _SECRET_IN_URL = re.compile(r"(?P<head>\w+://[^/\s:@]+:)(?P<value>[^@\s/]+)(?P<tail>@)")
@@ -155,6 +155,14 @@ def _redact_match(m: re.Match[str]) -> str:
 def _scrub_text(text: str) -> str:
     text = _SECRET_IN_URL.sub(lambda m: m["head"] + REDACTED + m["tail"], text)
     return _SECRET_IN_TEXT.sub(_redact_match, text)
+
+
+def secret_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of each value in `text` that `scrub_secrets(text)` replaces with REDACTED, in
+    order: for finding secrets in files that are kept as they came."""
+    spans = [m.span("value") for m in _SECRET_IN_URL.finditer(text)]
+    spans += [m.span("value") for m in _SECRET_IN_TEXT.finditer(text) if _redact_match(m) != m[0]]
+    return sorted(spans)
 
 
 def scrub_secrets(obj: Any) -> Any:

@@ -43,7 +43,7 @@ class NodeRef:
 
     name     what rows carry in `node` ("node1" for a LocalCluster, the address otherwise)
     address  the node's CQL / JMX address (how the driver names it)
-    handle   what the cluster's nodetool() / jolokia() accept for this node
+    handle   what the cluster's nodetool() / jolokia_endpoint() accept for this node
     pid      for local nodes: returns the node's JVM pid (None when it is not running)
     """
 
@@ -108,12 +108,11 @@ def read_node(node_name: str, fn: Callable[[], list[Reading]]) -> Outcome:
 
 
 def cluster_nodes(cluster: Any) -> list[NodeRef]:
-    """The nodes of a cluster handle: a LocalCluster's own nodes (with their pids), else every
-    host the driver knows (named by address)."""
-    from cassperf.cluster.local import LocalCluster
-
-    if isinstance(cluster, LocalCluster):
-        return [NodeRef(n.name, n.address, n.name, n.pid) for n in cluster.nodes]
+    """The nodes of a cluster handle: nodes whose JVMs run here (`local_nodes()`, with their
+    pids: a LocalCluster's), else every host the driver knows (named by address)."""
+    local = cluster.local_nodes()
+    if local is not None:
+        return [NodeRef(n.name, n.address, n.name, n.pid) for n in local]
     session = cluster.session()
     hosts = sorted(session.cluster.metadata.all_hosts(), key=lambda h: str(h.address))
     return [NodeRef(str(h.address), str(h.address), str(h.address)) for h in hosts]

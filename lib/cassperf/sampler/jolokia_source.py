@@ -22,12 +22,10 @@ reported in the node's Outcome.error; the other values of that node are still wr
 
 from __future__ import annotations
 
-import json
-import urllib.error
-import urllib.request
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from cassperf.cluster.jolokia import JolokiaEndpoint
 from cassperf.errors import ClusterError
 from cassperf.sampler.base import NodeRef, Outcome, PartialRead, Reading, Source, each_node, utc_now
 from cassperf.sampler.names import level_metric, pool_metric, table_metric
@@ -67,14 +65,14 @@ def _prop(mbean: str, key: str) -> str | None:
 
 
 class JolokiaSource(Source):
-    """Reads each node through its Jolokia agent. `url_for(node)` gives the agent's base URL
-    (e.g. http://127.0.0.1:8778/jolokia)."""
+    """Reads each node through its Jolokia agent. `endpoint_for(node)` gives the agent's base URL
+    (e.g. http://127.0.0.1:8778/jolokia) and the credential it asks for."""
 
     name = "jolokia"
 
-    def __init__(self, url_for: Callable[[NodeRef], str], tables: Sequence[tuple[str, str]] = (),
+    def __init__(self, endpoint_for: Callable[[NodeRef], JolokiaEndpoint], tables: Sequence[tuple[str, str]] = (),
                  pools: bool = False, timeout_s: float = 5.0) -> None:
-        self.url_for = url_for
+        self.endpoint_for = endpoint_for
         self.tables = list(tables)
         self.pools = pools
         self.timeout_s = timeout_s
@@ -95,16 +93,10 @@ class JolokiaSource(Source):
                              "attribute": attribute})
         return reqs
 
-    def _post(self, url: str, body: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        data = json.dumps(body).encode()
-        req = urllib.request.Request(url.rstrip("/") + "/", data=data, headers={"Content-Type": "application/json"})
-        try:
-            with urllib.request.urlopen(req, timeout=self.timeout_s) as resp:
-                answer = json.loads(resp.read().decode())
-        except (urllib.error.URLError, OSError, json.JSONDecodeError) as exc:
-            raise ClusterError(f"Jolokia at {url} did not answer: {exc}") from None
+    def _post(self, endpoint: JolokiaEndpoint, body: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        answer = endpoint.request(body=body, timeout_s=self.timeout_s)
         if not isinstance(answer, list) or len(answer) != len(body):
-            raise ClusterError(f"Jolokia at {url} answered a bulk request of {len(body)} reads with "
+            raise ClusterError(f"Jolokia at {endpoint.url} answered a bulk request of {len(body)} reads with "
                                f"{type(answer).__name__} {str(answer)[:200]}")
         return answer
 
@@ -150,7 +142,7 @@ class JolokiaSource(Source):
         """All of this source's metrics for one node: ClusterError when the agent cannot be read,
         PartialRead (with the values that were read) when single reads failed."""
         when = utc_now()
-        answers = self._post(self.url_for(node), self.requests())
+        answers = self._post(self.endpoint_for(node), self.requests())
         try:
             readings, problems = self._readings(node.name, when, answers)
         except (KeyError, TypeError, ValueError, AttributeError, StopIteration) as exc:

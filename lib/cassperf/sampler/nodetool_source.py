@@ -83,7 +83,8 @@ def _bean_prop(name: str, key: str) -> str | None:
 
 
 class NodetoolSource(Source):
-    """nodetool against each node (`cluster.nodetool(node.handle, ...)`), parsed."""
+    """nodetool against each node (`cluster.nodetool_read(node.handle, ...)`: read-only JMX
+    access where the cluster has it), parsed."""
 
     name = "nodetool"
 
@@ -180,7 +181,7 @@ class NodetoolSource(Source):
     def _run(self, node: NodeRef, key: str, args: list[str]) -> tuple[str, pd.Timestamp, str | Exception]:
         when = utc_now()
         try:
-            return key, when, self.cluster.nodetool(node.handle, *args, timeout=self.timeout_s)
+            return key, when, self.cluster.nodetool_read(node.handle, *args, timeout=self.timeout_s)
         except CassperfError as exc:
             return key, when, exc
 

@@ -13,7 +13,8 @@ the rows are kept in memory (`frame()`).
 
 Sources, chosen by `jmx="auto"` (see each module for what it reads and from where):
   virtual_tables  CQL system_views (4.0+): thread pools, running SSTable tasks
-  jolokia         JMX over HTTP: a LocalCluster started with jolokia=True, or `jolokia_url`
+  jolokia         JMX over HTTP: a cluster whose nodes have a known agent (`jolokia_endpoint()`:
+                  a LocalCluster started with jolokia=True), or `jolokia_url`
   nodetool        the fallback: nodetool commands parsed with cassperf's nodetool parsers
   host            psutil: this machine, and local nodes' JVM processes
 Each source also writes `sampler_<source>_ms` per node: the wall time it took (its own cost).
@@ -36,7 +37,7 @@ from typing import Any, Literal
 
 import pandas as pd
 
-from cassperf.cluster.local import LocalCluster
+from cassperf.cluster.jolokia import JolokiaEndpoint
 from cassperf.errors import ClusterError, ConfigError
 from cassperf.results.model import EVENT_COLUMNS, METRIC_COLUMNS, conform, empty_frame
 from cassperf.sampler.base import NodeRef, Reading, Source, cluster_nodes, utc_now
@@ -127,10 +128,9 @@ class ClusterSampler:
                 self._warn("sampler: no usable system_views virtual tables (Cassandra before 4.0, or CQL "
                            "unreachable): thread pools come from JMX")
         if jmx == "auto":
-            local_agent = isinstance(self.cluster, LocalCluster) and self.cluster.use_jolokia
-            jmx = "jolokia" if local_agent or jolokia_url else "nodetool"
+            jmx = "jolokia" if self._has_agents() or jolokia_url else "nodetool"
         if jmx == "jolokia":
-            sources.append(JolokiaSource(self._jolokia_url_for(jolokia_url), self.tables, pools=not has_vt))
+            sources.append(JolokiaSource(self._jolokia_endpoint_for(jolokia_url), self.tables, pools=not has_vt))
         elif jmx == "nodetool":
             sources.append(NodetoolSource(self.cluster, self.tables, pools=not has_vt, tasks=not has_vt,
                                           timeout_s=nodetool_timeout_s))
@@ -138,13 +138,19 @@ class ClusterSampler:
             sources.append(HostSource())
         return sources
 
-    def _jolokia_url_for(self, template: str | None) -> Any:
+    def _has_agents(self) -> bool:
+        """Whether the cluster handle knows a Jolokia agent on its nodes."""
+        return self.cluster is not None and bool(self.nodes) and \
+            self.cluster.jolokia_endpoint(self.nodes[0].handle) is not None
+
+    def _jolokia_endpoint_for(self, template: str | None) -> Any:
         if template is not None:
-            return lambda node: template.format(address=node.address, name=node.name)
-        if isinstance(self.cluster, LocalCluster) and self.cluster.use_jolokia:
-            return lambda node: self.cluster.jolokia(node.handle).url
-        raise ConfigError("jmx='jolokia' needs a LocalCluster started with jolokia=True, or jolokia_url "
-                          "(e.g. 'http://{address}:8778/jolokia') for the nodes' agents")
+            return lambda node: JolokiaEndpoint(template.format(address=node.address, name=node.name))
+        if self._has_agents():
+            return lambda node: self.cluster.jolokia_endpoint(node.handle)
+        raise ConfigError("jmx='jolokia' needs a cluster whose nodes have a Jolokia agent (a LocalCluster started "
+                          "with jolokia=True), or jolokia_url (e.g. 'http://{address}:8778/jolokia') for the "
+                          "nodes' agents")
 
     # -- sampling ----------------------------------------------------------------------------
     def _warn(self, text: str) -> None:

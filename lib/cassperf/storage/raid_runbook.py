@@ -130,7 +130,7 @@ def plan_raid0(md_device: str, devices: Sequence[str], chunk_kb: int, mount_poin
                  f"--raid-devices={len(devs)}", *devs),
                 f"create the RAID 0 ({len(devs)} devices, {chunk_kb} KiB chunks)", touches=(md_device, *devs)),
         Command(("mdadm", "--detail", "--scan"), "list the assembled arrays (the mdadm.conf lines)"),
-        Command(("mdadm", "--detail", md_device), f"the new array as mdadm reports it (level, chunk, members)"),
+        Command(("mdadm", "--detail", md_device), "the new array as mdadm reports it (level, chunk, members)"),
     ]
     return plan
 

@@ -292,8 +292,9 @@ class Population:
 
 @dataclass(frozen=True)
 class Replication:
-    """Keyspace replication: ``SimpleStrategy`` with one factor, or ``NetworkTopologyStrategy``
-    with a factor per data centre (in the order given)."""
+    """Keyspace replication: ``SimpleStrategy`` with one factor (>= 1), or ``NetworkTopologyStrategy``
+    with a factor per data centre (in the order given; 0 keeps a DC free of replicas, but not
+    every DC can be 0). A factor of 0 overall is refused: no copy of any row, every request fails."""
 
     strategy: Literal["SimpleStrategy", "NetworkTopologyStrategy"]
     factor: int | None = None
@@ -309,7 +310,9 @@ class Replication:
             if self.dc_factors:
                 raise _fail("replication", "SimpleStrategy takes one replication factor, not per-DC factors "
                                            "(use NetworkTopologyStrategy for those)")
-            _replication_factor(self.factor, "SimpleStrategy")
+            if _replication_factor(self.factor, "SimpleStrategy") == 0:
+                raise _fail("replication", "replication factor 0 keeps no copy of any row, so every request "
+                                           "fails; give a factor of 1 or more")
             return
         if self.factor is not None:
             raise _fail("replication", "NetworkTopologyStrategy takes a factor per DC, e.g. {'dc1': 3}")
@@ -325,6 +328,11 @@ class Replication:
                 raise _fail("replication", f"data centre {dc} is given twice")
             seen.add(dc)
             _replication_factor(rf, dc)
+        if all(rf == 0 for _, rf in pairs):
+            shown = ", ".join(f"{dc}=0" for dc, _ in pairs)
+            raise _fail("replication", f"replication factor 0 in every data centre ({shown}) keeps no copy of "
+                                       f"any row, so every request fails; give at least one DC a factor of 1 or "
+                                       f"more, e.g. {pairs[0][0]}=1")
         object.__setattr__(self, "dc_factors", pairs)
 
     @classmethod
