@@ -12,7 +12,7 @@ LAB_PORT ?= 8888
 
 .DEFAULT_GOAL := help
 
-.PHONY: help setup jars browser mdadm report lab test test-unit latte bench cluster-start cluster-status cluster-stop cluster-destroy clean
+.PHONY: help setup jars browser mdadm ping report lab test test-unit latte bench cluster-start cluster-status cluster-stop cluster-destroy clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-16s %s\n", $$1, $$2}'
@@ -50,7 +50,10 @@ mdadm: ## mdadm (Debian package, no recommends) for the RAID runbook's tests; ne
 	@command -v mdadm >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mdadm >/dev/null) || echo "mdadm absent and not root: the runbook's mdadm tests will be skipped (apt-get install mdadm)"; }
 	@command -v mdadm >/dev/null && mdadm --version || true
 
-test: jars browser mdadm ## all tests, real Cassandra nodes included
+ping: ## iputils ping (Debian package) for the DC-distance tests' RTT checks; needs root
+	@command -v ping >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends iputils-ping >/dev/null) || echo "ping absent and not root: the DC-distance RTT test will fail with that hint (apt-get install iputils-ping)"; }
+
+test: jars browser mdadm ping ## all tests, real Cassandra nodes included
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 test-unit: setup ## quick tests only (no Cassandra nodes)
@@ -66,6 +69,7 @@ bench: jars ## benchmarks under bench/ (print their figures; about 40 minutes)
 	$(BIN)/python bench/cluster_start.py
 	$(BIN)/python bench/parse.py
 	$(BIN)/python bench/engine.py
+	$(BIN)/python bench/delay_router.py
 
 cluster-start: jars ## start (or reuse) the embedded cluster (TOPOLOGY=dc1:1)
 	$(BIN)/cassperf cluster start --topology $${TOPOLOGY:-dc1:1}
