@@ -8,6 +8,7 @@ exception, never a silently changed number.
 
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 
@@ -277,3 +278,16 @@ def test_fuzzed_fixture_text_gives_a_result_or_a_parse_error(fmt: str) -> None:
     run()
     print(f"\n{fmt}: {TRIED[fmt]} fuzzed inputs")
     assert TRIED[fmt] >= min(FUZZ_EXAMPLES, 10)
+
+
+def test_a_label_that_only_looks_like_a_known_field_never_fills_its_numeric_column() -> None:
+    """Found by the fuzz test: "Memtable switch-count: :0" is an unknown field whose column
+    name is a known numeric column's; it goes to field_<name>, the known column stays NaN."""
+    from cassperf.parsers import parse_text
+
+    text = ("Total number of tables: 1\n----------------\nKeyspace : ks\n\tRead Count: 0\n\tTable: t\n"
+            "\t\tSSTable count: 1\n\t\tMemtable switch-count: :0\n\n----------------\n")
+    tables = parse_text(text, format="nodetool-tablestats").tables["tables"]
+    row = tables.iloc[0]
+    assert math.isnan(row["memtable_switch_count"])
+    assert row["field_memtable_switch_count"] == ":0"

@@ -262,8 +262,11 @@ def parse(text: str, source: str = "<text>") -> ParseResult:
         spec = fields.get(label.lower())
         if spec is None:
             column, value = _unknown_field(label, raw)
-            if column in ("keyspace", "table", "is_index"):
-                column = f"field_{column}"          # never overwrite the row's identity
+            known = TABLE_COLUMNS if table is not None else KEYSPACE_COLUMNS
+            if column in ("keyspace", "table", "is_index") or column in known:
+                # never overwrite the row's identity, nor a known column with a value of unknown form
+                # ('Memtable switch-count: :0' is not the 'Memtable switch count' field)
+                column = f"field_{column}"
             target[column] = value
             continue
         column, kind = spec
