@@ -17,6 +17,7 @@ import os
 import shutil
 import ssl
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,21 +112,28 @@ class RemoteCluster(ClusterHandle):
         return found
 
     def nodetool(self, node: str | int, *args: str, timeout: float = 120.0) -> str:
+        """nodetool against `node`. JMX credentials (CASSPERF_JMX_USERNAME / _PASSWORD) go in a
+        password file readable only by this user (`-pwf`), never on the command line, where any
+        local user would see them in the process list."""
         host = node if isinstance(node, str) else self.contact_points[int(node) - 1]
         cmd = [self._nodetool_exe(), "-h", host, "-p", str(self.jmx_port)]
         user = os.environ.get("CASSPERF_JMX_USERNAME")
-        if user:
-            cmd += ["-u", user, "-pw", os.environ.get("CASSPERF_JMX_PASSWORD", "")]
-        cmd += list(args)
-        shown = [c if c != os.environ.get("CASSPERF_JMX_PASSWORD") else "***" for c in cmd]
-        try:
-            proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-        except subprocess.TimeoutExpired:
-            raise ToolError(shown, None, hint=f"nodetool did not answer within {timeout:.0f} s") from None
+        with tempfile.TemporaryDirectory(prefix="cassperf-jmx-") as private:   # mode 0700
+            if user:
+                pwf = Path(private) / "jmx.password"
+                fd = os.open(pwf, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+                with os.fdopen(fd, "w", encoding="utf-8") as f:
+                    f.write(f"{user} {os.environ.get('CASSPERF_JMX_PASSWORD', '')}\n")
+                cmd += ["-u", user, "-pwf", str(pwf)]
+            cmd += list(args)
+            shown = [c if not c.startswith(private) else "<private password file>" for c in cmd]
+            try:
+                proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+            except subprocess.TimeoutExpired:
+                raise ToolError(shown, None, hint=f"nodetool did not answer within {timeout:.0f} s") from None
         if proc.returncode != 0:
             raise ToolError(shown, proc.returncode, proc.stdout, proc.stderr)
         return proc.stdout
-
 
 def connect(contact_points: str | list[str] | None = None, *, topology: str = "dc1:1", name: str = "cassperf",
             **kwargs: Any) -> ClusterHandle:
