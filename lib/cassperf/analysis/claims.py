@@ -35,14 +35,18 @@ def claims_frame(claims: list[Claim]) -> pd.DataFrame:
                                                               "source"])
 
 
+def decidable(c: Comparison | None) -> bool:
+    """The comparison can settle a claim: both sides stable, enough intervals, a test applied."""
+    return not (c is None or c.unstable_a or c.unstable_b or "too few" in c.verdict
+                or "autocorrelated" in c.verdict)
+
+
 def directional(c: Comparison | None, sign: int) -> str:
     """A claimed rise (sign +1) or fall (-1) of b against a: holds when the change is
     significant that way, does not hold when it is significant the other way, and is not shown
     when the runs cannot decide (no significant difference, unstable runs, too few intervals):
     the absence of a detected difference is not evidence either way."""
-    if c is None or c.unstable_a or c.unstable_b or "too few" in c.verdict or "autocorrelated" in c.verdict:
-        return NOT_SHOWN
-    if not c.significant:
+    if not decidable(c) or not c.significant:
         return NOT_SHOWN
     return HOLDS if c.change_pct * sign > 0 else FAILS
 

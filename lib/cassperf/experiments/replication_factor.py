@@ -176,7 +176,8 @@ def _run(runs: Sequence[Any], **labels: Any) -> Any:
 
 def claims(runs: Sequence[Any], study: RFStudy, reps: int = 1000) -> Any:
     """The published findings checked on these runs (cassperf.analysis.claims)."""
-    from cassperf.analysis.claims import FAILS, HOLDS, NOT_SHOWN, Claim, alike, claims_frame, describe, higher, lower
+    from cassperf.analysis.claims import (FAILS, HOLDS, NOT_SHOWN, Claim, alike, claims_frame, decidable, describe,
+                                          higher, lower)
     from cassperf.analysis.compare import compare_runs
 
     def cmp(a: Any, b: Any, op: str, metric: str = "rate_ops_s") -> Any:
@@ -206,8 +207,7 @@ def claims(runs: Sequence[Any], study: RFStudy, reps: int = 1000) -> Any:
     if 1 in study.rfs and top is not None and all(reads.get((rf, r)) for rf in (1, top) for r in ("a", "b")):
         ca, cb = cmp(reads[(1, "a")], reads[(top, "a")], "read"), cmp(reads[(1, "b")], reads[(top, "b")], "read")
         gap_a, gap_b = -ca.change_pct, -cb.change_pct
-        usable = not any(c.unstable_a or c.unstable_b or "too few" in c.verdict or "autocorrelated" in c.verdict
-                         for c in (ca, cb))
+        usable = decidable(ca) and decidable(cb)
         verdict = (HOLDS if gap_b > gap_a else FAILS) if usable else NOT_SHOWN
         rows.append(Claim("The RF cost on reads is larger on the warm run b than on the cold run a", SOURCE,
                           f"RF {top} below RF 1: run a {gap_a:+.1f}% ({ca.verdict}); run b {gap_b:+.1f}% ({cb.verdict})",
@@ -247,8 +247,7 @@ def claims(runs: Sequence[Any], study: RFStudy, reps: int = 1000) -> Any:
             c = cmp(points[-2][1], points[-1][1], "write")
             shapes.append((rf, points[-2][0], points[-1][0], c))
     if shapes:
-        verdicts = [NOT_SHOWN if c is None or c.unstable_a or c.unstable_b or "too few" in c.verdict
-                    or "autocorrelated" in c.verdict else FAILS if c.significant and c.change_pct > 10 else HOLDS
+        verdicts = [NOT_SHOWN if not decidable(c) else FAILS if c.significant and c.change_pct > 10 else HOLDS
                     for *_, c in shapes]
         verdict = NOT_SHOWN if NOT_SHOWN in verdicts else HOLDS if all(v == HOLDS for v in verdicts) else FAILS
         rows.append(Claim("Write ops/s stop growing at high client thread counts, alike for RF 1 and RF 3", SOURCE,
