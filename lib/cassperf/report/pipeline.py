@@ -12,6 +12,7 @@ with its status, duration, parameter set and the runs it stored.
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -50,6 +51,24 @@ def git_commit(root: Path) -> str | None:
 
 def _run_folders(runs: Path) -> set[str]:
     return {p.name for p in runs.iterdir() if p.is_dir()} if runs.is_dir() else set()
+
+
+def load_seconds(runs: Path, folders: set[str]) -> float:
+    """Seconds the runs in ``folders`` applied load: each manifest's ended_utc - started_utc
+    (the recorded load) plus its engine warm-up (unrecorded load before started_utc). A run
+    without both times counts 0."""
+    total = 0.0
+    for name in folders:
+        try:
+            m = json.loads((runs / name / "manifest.json").read_text(encoding="utf-8"))
+            started = datetime.fromisoformat(m["started_utc"].replace("Z", "+00:00"))
+            ended = datetime.fromisoformat(m["ended_utc"].replace("Z", "+00:00"))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+        params = m.get("parameters") or {}
+        warmup = float((params.get("engine") or {}).get("warmup_s") or 0.0) if params.get("warmup") else 0.0
+        total += max(0.0, (ended - started).total_seconds()) + warmup
+    return total
 
 
 def execution_order(plans: list[tuple[Resolved, ClusterNeed | None]]) -> list[tuple[Resolved, ClusterNeed | None]]:
@@ -131,13 +150,14 @@ def _run_one(res: Resolved, need: ClusterNeed | None, clusters: PipelineClusters
     from cassperf.report.header import PARAMETER_SET_ENV
 
     html_path: Path | None = reports / f"{res.notebook.stem}.html"
-    duration, runs_stored, size, title = 0.0, 0, 0, res.notebook.stem
+    duration, runs_stored, load_s, size, title = 0.0, 0, 0.0, 0, res.notebook.stem
     if error is None:
         log(f"{name}: running")
         executed.unlink(missing_ok=True)
         before = _run_folders(config.runs_dir())
         ex = execute(res.notebook, executed, res.given, env={PARAMETER_SET_ENV: label})
-        runs_stored = len(_run_folders(config.runs_dir()) - before)
+        new = _run_folders(config.runs_dir()) - before
+        runs_stored, load_s = len(new), load_seconds(config.runs_dir(), new)
         duration, error = ex.duration_s, ex.error
     if executed.exists() and (error is None or duration > 0):
         exported = export_html(executed, html_path, show_code=show_code or bool(res.effective.get("show_code")))
@@ -150,7 +170,8 @@ def _run_one(res: Resolved, need: ClusterNeed | None, clusters: PipelineClusters
         notebook=name, title=title, html=html_path.name if html_path else None, ok=result.ok, error=error,
         duration_s=duration, parameter_set=label, runs_stored=runs_stored, cluster=result.cluster,
         cluster_s=cluster_s, size_bytes=size, finished_utc=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        commit=commit))
-    log(f"{'ok    ' if result.ok else 'FAILED'} {name} ({duration:.0f} s, {runs_stored} runs stored)"
+        commit=commit, load_s=load_s))
+    share = f", {load_s / duration:.0%} of it in workload runs" if duration > 0 and load_s > 0 else ""
+    log(f"{'ok    ' if result.ok else 'FAILED'} {name} ({duration:.0f} s{share}, {runs_stored} runs stored)"
         + (f" -> {html_path}" if html_path else "") + (f"\n       {error}" if error else ""))
     return result
