@@ -17,7 +17,7 @@ import pandas as pd
 
 from cassperf.analysis.compare import compare_samples, stability
 from cassperf.analysis.format import fmt_micros, fmt_rate
-from cassperf.analysis.samples import OpSamples, combine, op_samples
+from cassperf.analysis.samples import group_samples, op_samples
 from cassperf.analysis.select import AnalysisError, ops_of, run_name
 from cassperf.analysis.steady import steady_state
 from cassperf.analysis.windows import Window, run_window, stats_of
@@ -34,15 +34,6 @@ PHASE_COLUMNS = ["Metric", "Steady State", "With GarbageCollect", "steady_value"
                  "change_pct", "ci_low_pct", "ci_high_pct", "p_value", "significant", "verdict", "method"]
 
 
-def _samples(run: Run, op: str | tuple[str, Sequence[str]], window: Window) -> tuple[str, OpSamples]:
-    """An op's samples in a window; ("write", ["write", "delete"]) combines ops under one name."""
-    if isinstance(op, str):
-        return op, op_samples(run, op, window.start_s, window.end_s)
-    name, parts = op
-    present = [p for p in parts if p in ops_of(run)] or list(parts)[:1]
-    return name, combine([op_samples(run, p, window.start_s, window.end_s) for p in present], name)
-
-
 def phase_table(run: Run, steady: Window, phase: Window,
                 ops: Sequence[str | tuple[str, Sequence[str]]] = ("read", "write"),
                 phase_title: str = "With GarbageCollect", steady_title: str = "Steady State",
@@ -55,8 +46,8 @@ def phase_table(run: Run, steady: Window, phase: Window,
     "delete"])`` for every mutation under one "Write" row."""
     rows: list[dict[str, Any]] = []
     for wanted in ops:
-        op, sa = _samples(run, wanted, steady)
-        _, sb = _samples(run, wanted, phase)
+        op, sa = group_samples(run, wanted, steady.start_s, steady.end_s)
+        _, sb = group_samples(run, wanted, phase.start_s, phase.end_s)
         fa, fb = stats_of(sa), stats_of(sb)
         for title, metric, unit, scale in PHASE_ROWS:
             c = compare_samples(sa, sb, metric, reps, seed)
