@@ -43,9 +43,16 @@ def _uncertainty(part: pd.DataFrame, y: str) -> tuple[dict | None, list[str]]:
 
 def _caption(fig: go.Figure, frame: pd.DataFrame, y: str) -> None:
     if CI_COLUMNS.get(y) in frame.columns or "unstable" in frame.columns:
-        fig.add_annotation(text=UNCERTAINTY_NOTE, xref="paper", yref="paper", x=0, y=-0.2, showarrow=False,
-                           xanchor="left", font={"size": 11, "color": "#52606d"})
-        fig.update_layout(margin={**_LAYOUT["margin"], "b": 80})
+        # below the x axis title: anchored at the bottom edge of the figure, not in plot units
+        fig.add_annotation(text=UNCERTAINTY_NOTE, xref="paper", yref="paper", x=0, y=0, yshift=-78, showarrow=False,
+                           xanchor="left", yanchor="top", font={"size": 11, "color": "#52606d"})
+        fig.update_layout(margin={**_LAYOUT["margin"], "b": 105}, height=_LAYOUT["height"] + 30)
+
+
+def _log_ticks(fig: go.Figure, values: pd.Series) -> None:
+    """A log x axis ticked at the swept values themselves (4, 16, 64, 256), not at 2, 3, ... 100."""
+    ticks = sorted({float(v) for v in pd.to_numeric(values, errors="coerce").dropna() if v > 0})
+    fig.update_xaxes(type="log", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
 
 
 def bars(frame: pd.DataFrame, x: str, y: str, title: str, y_title: str, color: str | None = None,
@@ -58,7 +65,8 @@ def bars(frame: pd.DataFrame, x: str, y: str, title: str, y_title: str, color: s
     for name, part in groups:
         error, texts = _uncertainty(part, y)
         fig.add_bar(name=None if name is None else f"{color} {name}", x=part[x].astype(str), y=part[y],
-                    error_y=error, text=texts, textposition="outside")
+                    error_y=error, text=texts, **({"textposition": "inside", "insidetextanchor": "end"} if error
+                                                  else {"textposition": "outside"}))
     fig.update_layout(title=title, barmode="group", xaxis_title=x_title or x, yaxis_title=y_title,
                       showlegend=color is not None, **_LAYOUT)
     fig.update_xaxes(type="category")
@@ -91,7 +99,7 @@ def lines(frame: pd.DataFrame, x: str, y: str, color: str, title: str, y_title: 
     fig.update_layout(title=title, xaxis_title=x_title or x, yaxis_title=y_title, **_LAYOUT)
     _caption(fig, frame, y)
     if log_x:
-        fig.update_xaxes(type="log")
+        _log_ticks(fig, frame[x])
     return fig
 
 
@@ -108,7 +116,7 @@ def latency_lines(frame: pd.DataFrame, x: str, color: str, title: str, latency_t
                             line={"dash": dashes.get(p, "solid")})
     fig.update_layout(title=title, xaxis_title=x_title or x, yaxis_title=_latency_title(latency_type), **_LAYOUT)
     if log_x:
-        fig.update_xaxes(type="log")
+        _log_ticks(fig, frame[x])
     return fig
 
 
