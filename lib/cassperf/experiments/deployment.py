@@ -432,14 +432,14 @@ def _samples(run: Any) -> Any:
     return combine([op_samples(run, op, w.start_s, w.end_s) for op in ops], "all")
 
 
-def compare_deployments(a: Any, b: Any, reps: int = 1000) -> Any:
+def compare_deployments(a: Any, b: Any) -> Any:
     """b's throughput against a's, every op together, whole measured runs (Welch on batch
     means); None when either run's ops cannot be combined."""
     from cassperf.analysis.compare import compare_samples
     from cassperf.analysis.select import AnalysisError
 
     try:
-        return compare_samples(_samples(a), _samples(b), "rate_ops_s", reps)
+        return compare_samples(_samples(a), _samples(b), "rate_ops_s")
     except AnalysisError:
         return None
 
@@ -467,7 +467,7 @@ def _by(group: Any, deployment: str, workload: str) -> Any:
     return hits[-1] if hits else None
 
 
-def claims(runs: Sequence[Any], reps: int = 1000) -> Any:
+def claims(runs: Sequence[Any]) -> Any:
     """The published findings checked on these runs (cassperf.analysis.claims), per machine."""
     from cassperf.analysis.claims import FAILS, HOLDS, NOT_SHOWN, Claim, claims_frame, decidable, describe, \
         higher, lower, sample_test
@@ -488,7 +488,7 @@ def claims(runs: Sequence[Any], reps: int = 1000) -> Any:
                 continue
             slow, fast = part.loc[part["row_rate_s"].idxmin()], part.loc[part["row_rate_s"].idxmax()]
             ra, rb = _by(g, slow["deployment"], w), _by(g, fast["deployment"], w)
-            c = compare_deployments(ra, rb, reps)
+            c = compare_deployments(ra, rb)
             label = f"{w}: {fast['deployment']} vs {slow['deployment']}"
             t = sample_test(cpu_samples(ra), cpu_samples(rb))
             if not decidable(c) or not c.significant:
@@ -517,7 +517,7 @@ def claims(runs: Sequence[Any], reps: int = 1000) -> Any:
                 if a is None or b is None:
                     continue
                 found = True
-                c = compare_deployments(a, b, reps)
+                c = compare_deployments(a, b)
                 factor = f" (x{c.b / c.a:.2f})" if c is not None and c.a else ""
                 out.append(Claim(f"{claim} [{g.machine.name}, {w}]", SOURCE,
                                  describe(c, f"{other} vs {base}") + factor, test(c), rule, note))
