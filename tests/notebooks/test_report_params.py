@@ -207,3 +207,18 @@ def test_a_parameter_papermill_cannot_read_is_named_with_its_line_and_the_fix(ho
     with pytest.raises(ConfigError, match=re.escape(f"{mine}: 'contact_points' is in the parameters cell of "
                                                     "03-quoted.ipynb (line 2)")):
         resolve(nb, str(mine))
+
+
+def test_a_notebook_that_starts_its_own_clusters_runs_last_and_gets_none_from_the_pipeline(home):
+    from cassperf.report.clusters import starts_own_clusters
+
+    own = PARAMS + '\ndeployments: str = "5.0.6:java17:disk"  # one cluster per deployment\ncontact_points: str = ""  # x'
+    nbs = home / "notebooks"
+    plans = [(resolve(write_notebook(nbs, "00-a.ipynb", PARAMS, [])), None),
+             (resolve(write_notebook(nbs, "01-b.ipynb", PARAMS, [])), ClusterNeed("x", "dc1:1", "127.0.0.1", None, None)),
+             (resolve(write_notebook(nbs, "02-own.ipynb", own, [])), None)]
+    assert [r.notebook.stem for r, _ in execution_order(list(reversed(plans)))] == ["00-a", "01-b", "02-own"]
+    assert starts_own_clusters(plans[2][0].effective)
+    assert not starts_own_clusters({**plans[2][0].effective, "analyse_only": True})
+    assert not starts_own_clusters({**plans[2][0].effective, "contact_points": "10.0.0.5"})
+    assert not starts_own_clusters(plans[0][0].effective)

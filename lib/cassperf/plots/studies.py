@@ -152,3 +152,24 @@ def shaded_panels(panels: Sequence[tuple[str, pd.DataFrame, str]], windows: Sequ
                       margin={"l": 60, "r": 20, "t": 80, "b": 50}, legend={"font": {"size": 10}})
     fig.update_xaxes(title_text="time since the start of measurement (s)", row=len(panels), col=1)
     return fig
+
+
+def deployment_bars(rows: pd.DataFrame, title: str) -> go.Figure:
+    """Two panels for one machine (cassperf.analysis.deployments.deployment_rows rows): row
+    rate per workload and node CPU per 1,000 rows, one bar colour per deployment."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("row rate (row/s)", "node CPU per 1,000 rows (ms)"),
+                        horizontal_spacing=0.12)
+    from plotly.colors import qualitative
+
+    for i, (name, part) in enumerate(rows.groupby("deployment", sort=False)):
+        marker = {"color": qualitative.Plotly[i % len(qualitative.Plotly)]}   # one colour per deployment, both panels
+        fig.add_bar(name=str(name), x=part["workload"], y=part["row_rate_s"], legendgroup=str(name),
+                    marker=marker, text=[f"{v:,.0f}" for v in part["row_rate_s"]], textposition="outside",
+                    row=1, col=1)
+        fig.add_bar(name=str(name), x=part["workload"], y=part["cpu_ms_per_1k_rows"], legendgroup=str(name),
+                    marker=marker, showlegend=False, row=1, col=2)
+    fig.update_layout(title=title, barmode="group", legend_title="deployment", **_LAYOUT)
+    fig.update_xaxes(type="category", categoryorder="array", categoryarray=["write", "read", "mixed"])
+    fig.update_yaxes(title_text="row/s", row=1, col=1)
+    fig.update_yaxes(title_text="CPU ms per 1k rows", row=1, col=2)
+    return fig

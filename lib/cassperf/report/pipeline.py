@@ -22,7 +22,7 @@ from typing import Any
 
 from cassperf import config
 from cassperf.errors import CassperfError, ConfigError
-from cassperf.report.clusters import ClusterNeed, PipelineClusters, cluster_need
+from cassperf.report.clusters import ClusterNeed, PipelineClusters, cluster_need, starts_own_clusters
 from cassperf.report.params import Resolved, resolve, select_notebooks, set_label
 
 
@@ -73,11 +73,13 @@ def load_seconds(runs: Path, folders: set[str]) -> float:
 
 def execution_order(plans: list[tuple[Resolved, ClusterNeed | None]]) -> list[tuple[Resolved, ClusterNeed | None]]:
     """Notebooks needing the same cluster next to each other, in order of first appearance;
-    within a group (and for notebooks needing none) name order."""
+    within a group (and for notebooks needing none) name order. Notebooks that start their own
+    clusters (`starts_own_clusters`) come last: the pipeline's clusters are stopped before them."""
     first: dict[str | None, int] = {}
     for i, (_, need) in enumerate(plans):
         first.setdefault(need.name if need else None, i)
-    return sorted(plans, key=lambda p: (first[p[1].name if p[1] else None], p[0].notebook.name))
+    return sorted(plans, key=lambda p: (starts_own_clusters(p[0].effective), first[p[1].name if p[1] else None],
+                                        p[0].notebook.name))
 
 
 def _cluster_label(res: Resolved, need: ClusterNeed | None) -> str:
@@ -85,6 +87,8 @@ def _cluster_label(res: Resolved, need: ClusterNeed | None) -> str:
         return need.label
     if res.effective.get("contact_points"):
         return f"yours: {res.effective['contact_points']}"
+    if starts_own_clusters(res.effective):
+        return "its own, one per deployment"
     return "none"
 
 
@@ -146,6 +150,10 @@ def _run_one(res: Resolved, need: ClusterNeed | None, clusters: PipelineClusters
             log(f"  {'started' if provision.started else 'reused'} in {provision.seconds:.0f} s")
         except CassperfError as exc:
             error = f"cluster {need.name} could not start: {str(exc).splitlines()[0]}"
+    elif starts_own_clusters(res.effective):
+        stopped = clusters.stop_all()
+        if stopped:
+            log(f"{name}: starts its own cluster per deployment; stopped {', '.join(stopped)} first")
     executed = reports / "executed" / name
     from cassperf.report.header import PARAMETER_SET_ENV
 
