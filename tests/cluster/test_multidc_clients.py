@@ -76,3 +76,66 @@ def test_without_in_dc_the_engine_places_its_workers_in_the_local_dcs_namespace(
     summary = run.summary.iloc[0]
     assert int(summary["count"]) == 200 and int(summary["errors"]) == 0
     assert summary["latency_p50_ms"] < RTT_MS / 2
+
+
+def _spec(dc: str, **kw) -> WorkloadSpec:
+    base = dict(op="write", n=1500, cl="LOCAL_ONE", concurrency=8, keyspace=f"multidc_{dc}",
+                replication={dc: 1}, local_dc=dc, interval_s=0.5)
+    return WorkloadSpec(**{**base, **kw})
+
+
+def test_two_clients_at_once_each_store_a_run_labelled_with_its_dc_and_client(two_dcs: LocalCluster,
+                                                                              tmp_path: Path) -> None:
+    from cassperf.experiments.clients import ClientJob, ClientPlacement, group_records, locations, overlap_s
+    from cassperf.results.store import load_run
+
+    with ClientPlacement(two_dcs, locations(["dc1", "dc2"]), root=tmp_path) as place:
+        group = place.run_together([ClientJob("dc1-c1", _spec("dc1"), {"part": "pair"}),
+                                    ClientJob("dc2-c1", _spec("dc2"), {"part": "pair"})], {"part": "pair"})
+    assert not group.partial and [r.status for r in group.results] == ["ran", "ran"]
+    runs = [load_run(r.run_id, root=tmp_path) for r in group.results]
+    assert [(r.labels["dc"], r.labels["client"], r.labels["part"]) for r in runs] == [("dc1", "dc1-c1", "pair"),
+                                                                                     ("dc2", "dc2-c1", "pair")]
+    assert all(r.manifest["complete"] for r in runs)
+    assert [r.manifest["parameters"]["local_dc"] for r in runs] == ["dc1", "dc2"]
+    for run in runs:
+        summary = run.summary.iloc[0]
+        assert int(summary["count"]) == 1500 and int(summary["errors"]) == 0
+        assert summary["latency_p50_ms"] < RTT_MS / 2          # each client served in its own DC
+    assert overlap_s(runs) > 0.5, "the two loads did not run at the same time"
+    assert group_records(tmp_path)[-1]["partial"] is False
+
+
+def test_a_client_that_dies_leaves_the_others_run_complete_and_the_group_partial(two_dcs: LocalCluster,
+                                                                                tmp_path: Path) -> None:
+    import signal
+    import threading
+
+    from cassperf.experiments.clients import ClientJob, ClientPlacement, group_records, locations
+    from cassperf.results.catalog import catalog
+    from cassperf.results.store import load_run
+
+    with ClientPlacement(two_dcs, locations(["dc1", "dc2"]), root=tmp_path) as place:
+        victim = place.workers["dc2-c1"]
+        pid = place.client.run(os.getpid, workers=[victim])[victim]
+        killer = threading.Timer(place.start_delay_s + 4.0, os.kill, (pid, signal.SIGKILL))
+        killer.start()
+        try:
+            group = place.run_together([ClientJob("dc1-c1", _spec("dc1", n=None, duration=8), {"part": "loss"}),
+                                        ClientJob("dc2-c1", _spec("dc2", n=None, duration=8), {"part": "loss"})],
+                                       {"part": "loss"})
+        finally:
+            killer.cancel()
+    assert group.partial
+    alive, dead = group.results
+    assert (alive.location, alive.status) == ("dc1-c1", "ran")
+    assert (dead.location, dead.status) == ("dc2-c1", "died") and "KilledWorker" in dead.note
+    run = load_run(alive.run_id, root=tmp_path)
+    assert run.manifest["complete"] and not run.manifest.get("failed")
+    assert run.summary["count"].sum() > 0 and run.summary["duration_s"].iloc[0] >= 7
+    lost = load_run(dead.run_id, root=tmp_path)          # it had started: kept, incomplete, marked failed
+    assert lost.manifest["failed"] and not lost.manifest.get("complete")
+    assert lost.manifest["failure"].startswith("client dc2-c1 did not finish: KilledWorker")
+    assert list(catalog(tmp_path, part="loss")["run_id"]) == [alive.run_id]
+    record = group_records(tmp_path)[-1]
+    assert record["partial"] is True and [c["status"] for c in record["clients"]] == ["ran", "died"]
