@@ -18,7 +18,7 @@ from tests.unit.analysis_runs import LAYOUT, lognormal, make_run, pooled_stats
 def test_plan_of_the_local_defaults_with_rf_capped_at_two_nodes_per_dc() -> None:
     study = multidc.MultiDCStudy(nodes_per_dc=2, quorum_threads=(8, 32))
     assert study.rf_used == 2
-    assert study.rf_note == ("replicated keyspaces: dc1=2, dc2=2: RF capped at the 2 nodes per DC "
+    assert study.rf_note == ("replicated keyspaces: dc1=2, dc2=2: RF capped at the nodes per DC, 2 "
                              "(the study: 3 of 6)")
     steps = multidc.plan(study)
     assert [(s.labels["part"], s.labels["cl"], s.labels["threads"], tuple(dc for dc, _ in s.specs)) for s in steps] == [
@@ -29,7 +29,7 @@ def test_plan_of_the_local_defaults_with_rf_capped_at_two_nodes_per_dc() -> None
         ("quorum-read", "QUORUM", "8", ("dc1",)), ("quorum-read", "QUORUM", "32", ("dc1",))]
     independent, replicated = steps[0].specs, steps[1].specs
     assert [(dc, s.keyspace, s.replication.factors(), s.local_dc, s.n) for dc, s in independent] == [
-        ("dc1", "ks410dc1rf1", {"dc1": 1}, "dc1", 6000), ("dc2", "ks410dc2rf1", {"dc2": 1}, "dc2", 6000)]
+        ("dc1", "ks410dc1rf1", {"dc1": 1}, "dc1", 4000), ("dc2", "ks410dc2rf1", {"dc2": 1}, "dc2", 4000)]
     assert [(s.keyspace, s.replication.factors()) for _, s in replicated] == [
         ("ks410dc1dc2rf2", {"dc1": 2, "dc2": 2}), ("ks410dc2dc1rf2", {"dc1": 2, "dc2": 2})]
     assert steps[1].watch_network and not steps[0].watch_network
@@ -116,3 +116,21 @@ def test_network_table_from_ping_output_counters_and_a_missing_iperf3() -> None:
                                                            "or apt-get install iperf3)")
     assert table[table["measure"].str.startswith("network")][["measure", "value"]].values.tolist() == [
         ["network send during replicated writes", 2.5], ["network receive during replicated writes", 2.0]]
+
+
+def test_the_report_pipeline_starts_the_cluster_with_the_declared_distance() -> None:
+    from pathlib import Path
+
+    from cassperf import config
+    from cassperf.report.clusters import ClusterNeed, PipelineClusters, cluster_need
+    from cassperf.report.params import resolve
+
+    effective = resolve(config.notebooks_dir() / "02-multi-dc.ipynb").effective
+    need = cluster_need(effective)
+    assert need == ClusterNeed("cassperf-dc1_2-dc2_2-rtt27", "dc1:2,dc2:2", "127.0.0.1", 512, None, 27.0)
+    assert need.label == "cassperf-dc1_2-dc2_2-rtt27 (dc1:2,dc2:2 on 127.0.0.1, heap 512 MB, 27 ms between DCs)"
+    cluster = PipelineClusters(Path("/nonexistent"))._cluster(need)
+    assert cluster.network is not None and cluster.network.rtt_ms == 27.0
+    assert [n.address for n in cluster.nodes] == ["10.0.1.1", "10.0.1.2", "10.0.2.1", "10.0.2.2"]
+    flat = cluster_need({**effective, "inter_dc_rtt_ms": 0})
+    assert flat is not None and flat.name == "cassperf-dc1_2-dc2_2" and flat.inter_dc_rtt_ms is None

@@ -21,7 +21,7 @@ A client that dies (its worker process killed, a machine lost) fails only its ow
 is told never to retry a task on another worker (``allowed-failures: 0``) and each task is
 pinned to its location. The other clients' runs go on and are stored complete; the dead
 client's run folder, when it has one, is marked failed; the group is recorded as partial in
-``<runs>/groups/<group>.json`` and in the returned :class:`Group`.
+``<runs>/.groups/<group>.json`` (a dot folder: the run catalog passes it by) and in the returned :class:`Group`.
 
 Security: the scheduler and workers talk TLS with per-experiment certificates, mutual
 authentication, encryption required (cassperf.experiments.dask_tls).
@@ -44,6 +44,8 @@ from cassperf.workload.spec import WorkloadSpec
 
 #: seconds between submitting a group and its common start instant (worker start-up, imports)
 START_DELAY_S = 3.0
+#: where group records are kept, in the runs folder (a dot folder: the run catalog passes it by)
+GROUPS = ".groups"
 #: the Dask configuration of a placement: never retry a client's task elsewhere, no dashboard
 DASK_CONFIG = {"distributed.scheduler.allowed-failures": 0, "distributed.worker.daemon": False,
                "distributed.scheduler.work-stealing": False}
@@ -319,7 +321,7 @@ class ClientPlacement:
         return ClientResult(place.name, place.dc, run_id, "died", note)
 
     def _store(self, group: Group) -> None:
-        folder = self.root / "groups"
+        folder = self.root / GROUPS
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{group.group}.json").write_text(json.dumps(group.record(), indent=2))
 
@@ -341,7 +343,7 @@ def group_records(root: str | Path | None = None) -> list[dict[str, Any]]:
     """Every stored group record (oldest first)."""
     from cassperf import config
 
-    folder = (Path(root) if root is not None else config.runs_dir()) / "groups"
+    folder = (Path(root) if root is not None else config.runs_dir()) / GROUPS
     if not folder.is_dir():
         return []
     return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]

@@ -43,7 +43,7 @@ class MultiDCStudy:
     """The study's parameters (the notebook's parameters cell, validated)."""
 
     dcs: Sequence[str] = ("dc1", "dc2")
-    rows: int = 6_000                 # keys written per write run (the study: 10,000,000)
+    rows: int = 4_000                 # keys written per write run (the study: 10,000,000)
     read_s: int = 8                   # seconds per read run
     mixed_s: int = 8                  # seconds per mixed run
     write_threads: int = 64           # the study: 256
@@ -85,7 +85,7 @@ class MultiDCStudy:
         if self.rf_used == self.rf:
             return f"replicated keyspaces: {', '.join(f'{dc}={self.rf}' for dc in self.dcs)}, as the study"
         return (f"replicated keyspaces: {', '.join(f'{dc}={self.rf_used}' for dc in self.dcs)}: RF capped at the "
-                f"{self.nodes_per_dc} nodes per DC (the study: {self.rf} of 6)")
+                f"nodes per DC, {self.nodes_per_dc} (the study: {self.rf} of 6)")
 
     def other(self, dc: str) -> str:
         return next(d for d in self.dcs if d != dc)
@@ -213,7 +213,9 @@ def execute(steps: Sequence[GroupStep], place: Any, *, root: str | Path | None =
         traffic = [{"part": step.labels["part"], "where": f"{dc} ({watched[dc]})",
                     "how": _counters_how(place, dc), **network.rates(before[dc], after[dc])} for dc in watched]
         if traffic:
-            record = root_path / "groups" / f"{group.group}.json"
+            from cassperf.experiments.clients import GROUPS
+
+            record = root_path / GROUPS / f"{group.group}.json"
             data = json.loads(record.read_text())
             data["traffic"] = traffic
             record.write_text(json.dumps(data, indent=2))

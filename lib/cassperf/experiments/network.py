@@ -16,7 +16,7 @@ a real cluster:
   gossip); traffic between a DC's own nodes and its clients stays on that namespace's loopback
   and is not in them. On a client machine they are all its interfaces but ``lo``.
 
-A baseline is stored as JSON under ``<runs>/network/`` with the study's labels, so that
+A baseline is stored as JSON under ``<runs>/.network/`` (a dot folder: the run catalog passes it by) with the study's labels, so that
 ``analyse_only`` shows it again.
 """
 
@@ -37,6 +37,7 @@ PING_COUNT = 20
 IPERF3_PORT = 5201
 IPERF3_SECONDS = 3
 NOT_MEASURED = "not measured"
+FOLDER = ".network"
 
 
 def _placed(recipe: tuple[str, dict[str, Any]], dc: str) -> tuple[Any, Any]:
@@ -161,7 +162,7 @@ def measure_baseline(place: Any, peers: dict[str, str], streams: tuple[int, ...]
 def store_baseline(baseline: dict[str, Any], labels: dict[str, str], root: Path) -> Path:
     from cassperf.results.manifest import new_run_id
 
-    folder = root / "network"
+    folder = root / FOLDER
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{new_run_id('network')}.json"
     path.write_text(json.dumps({"labels": labels, **baseline}, indent=2))
@@ -170,7 +171,7 @@ def store_baseline(baseline: dict[str, Any], labels: dict[str, str], root: Path)
 
 def stored_baselines(root: Path, **labels: str) -> list[dict[str, Any]]:
     """Stored baselines with these labels, oldest first."""
-    folder = root / "network"
+    folder = root / FOLDER
     if not folder.is_dir():
         return []
     found = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
