@@ -134,3 +134,29 @@ def test_the_report_pipeline_starts_the_cluster_with_the_declared_distance() -> 
     assert [n.address for n in cluster.nodes] == ["10.0.1.1", "10.0.1.2", "10.0.2.1", "10.0.2.2"]
     flat = cluster_need({**effective, "inter_dc_rtt_ms": 0})
     assert flat is not None and flat.name == "cassperf-dc1_2-dc2_2" and flat.inter_dc_rtt_ms is None
+
+
+@pytest.mark.skipif(__import__("os").geteuid() != 0, reason="needs root to drop to another user")
+def test_without_root_the_pipeline_starts_the_cluster_without_distance_and_the_notebook_is_told_why() -> None:
+    import subprocess
+    import sys
+    import textwrap
+
+    code = textwrap.dedent("""
+        import os
+        from cassperf.cluster import netns
+        from cassperf.cluster.study import distance_problem
+        from cassperf.report.clusters import cluster_need
+        from cassperf.cluster.study import cluster_name_for
+        os.setgid(65534); os.setuid(65534)
+        need = cluster_need({"cluster_topology": "dc1:2,dc2:2", "inter_dc_rtt_ms": 27.0})
+        print(need.name, need.inter_dc_rtt_ms)
+        print(distance_problem(27.0))
+    """)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60,
+                         env={"PATH": "/usr/bin:/bin", "HOME": "/tmp", "CASSPERF_DATA": "/tmp"})
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == [
+        "cassperf-dc1_2-dc2_2 None",
+        "inter_dc_rtt_ms=27 puts each DC in a network namespace, which needs root (running as uid 65534); run as "
+        "root, or leave inter_dc_rtt_ms unset (no distance between DCs)"]

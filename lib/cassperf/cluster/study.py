@@ -36,6 +36,21 @@ def cluster_name_for(base: str, topology: str, inter_dc_rtt_ms: float | None = N
     return f"{base}-{slug}"
 
 
+def distance_problem(inter_dc_rtt_ms: float | None) -> str | None:
+    """Why this machine cannot put ``inter_dc_rtt_ms`` between the embedded cluster's DCs (not
+    root, no iproute2, no namespaces, neither netem nor TUN), one line; None when it can or
+    when no distance is asked for. A study then runs without distance and says so."""
+    if not inter_dc_rtt_ms:
+        return None
+    from cassperf.cluster import netns
+
+    try:
+        netns.check_support(float(inter_dc_rtt_ms))
+    except ConfigError as exc:
+        return str(exc)
+    return None
+
+
 def study_cluster(*, contact_points: str = "", local_dc: str | None = None, cluster_name: str = "cassperf",
                   first_address: str = "127.0.0.1", cluster_topology: str = "dc1:1", cluster_heap_mb: int = 1024,
                   cassandra_version: str | None = None, inter_dc_rtt_ms: float | None = None, start: bool = True,
@@ -43,7 +58,8 @@ def study_cluster(*, contact_points: str = "", local_dc: str | None = None, clus
     """A RemoteCluster when ``contact_points`` names one (credentials from the environment),
     else the embedded LocalCluster of this shape, started or reused (``start=False``: not
     started, e.g. for analyse_only). ``inter_dc_rtt_ms`` (> 0): the DCs of the embedded cluster
-    live that round trip apart (LocalCluster(inter_dc_rtt_ms=...); 0 or None: no distance).
+    live that round trip apart (LocalCluster(inter_dc_rtt_ms=...); 0 or None: no distance; where
+    this machine cannot, see distance_problem, the cluster has none: the study says so).
     ``local_options`` go to LocalCluster (yaml_overrides, jvm_options, ...)."""
     if contact_points.strip():
         from cassperf.cluster.remote import RemoteCluster
@@ -51,7 +67,7 @@ def study_cluster(*, contact_points: str = "", local_dc: str | None = None, clus
         return RemoteCluster([p.strip() for p in contact_points.split(",") if p.strip()], local_dc=local_dc or None)
     from cassperf.cluster.local import DEFAULT_VERSION, LocalCluster
 
-    rtt = float(inter_dc_rtt_ms) if inter_dc_rtt_ms else None
+    rtt = float(inter_dc_rtt_ms) if inter_dc_rtt_ms and distance_problem(inter_dc_rtt_ms) is None else None
     cluster = LocalCluster(cluster_name_for(cluster_name, cluster_topology, rtt), cluster_topology,
                            version=cassandra_version or DEFAULT_VERSION, heap_mb=cluster_heap_mb,
                            first_address=first_address, inter_dc_rtt_ms=rtt, **local_options)

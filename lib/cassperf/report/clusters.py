@@ -53,7 +53,10 @@ def cluster_need(effective: dict[str, Any]) -> ClusterNeed | None:
         return None
     base = effective.get("cluster_name") or "cassperf"
     heap = effective.get("cluster_heap_mb")
-    rtt = float(effective["inter_dc_rtt_ms"]) if effective.get("inter_dc_rtt_ms") else None
+    from cassperf.cluster.study import distance_problem
+
+    rtt = effective.get("inter_dc_rtt_ms") or None
+    rtt = float(rtt) if rtt and distance_problem(rtt) is None else None    # not here: the notebook says why
     return ClusterNeed(cluster_name_for(base, topology, rtt), str(topology),
                        effective.get("first_address") or "127.0.0.1", int(heap) if heap else None,
                        effective.get("cassandra_version") or None, rtt)
