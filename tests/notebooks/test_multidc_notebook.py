@@ -2,7 +2,8 @@
 per DC, 27 ms apart in network namespaces) with its smallest parameter set
 (notebooks/params/test/02-multi-dc.yaml): every client's run stored with its DC and client, the
 tables equal to the analysis functions on the stored runs, the network table measured, analyse_only
-giving the same claims, and nothing left behind (nodes, namespaces, router, Dask workers).
+giving the same claims, and nothing left behind (nodes, namespaces, router, Dask scheduler and
+workers, engine workers, TLS files).
 
 Run under the CPU lock:  flock /tmp/cassperf-cpu.lock .venv/bin/pytest tests/notebooks/test_multidc_notebook.py -x -q
 """
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
 from pathlib import Path
 
 import nbformat
@@ -31,9 +33,18 @@ TOPOLOGY = "dc1:1,dc2:1"
 RTT_MS = 27.0
 
 
-def _dask_processes() -> set[int]:
-    return {p.pid for p in psutil.process_iter(["cmdline"])
-            if any("distributed" in part or "dask" in part for part in (p.info["cmdline"] or []))}
+def _ours(data: Path) -> list[str]:
+    """Live processes started for this test's data folder (their environment names it): the
+    kernels, Dask scheduler and workers, engine workers, nodes, routers. This process excepted."""
+    found = []
+    for proc in psutil.process_iter(["cmdline"]):
+        try:
+            if proc.pid != os.getpid() and proc.environ().get("CASSPERF_DATA") == str(data) \
+                    and proc.status() != psutil.STATUS_ZOMBIE:
+                found.append(f"{proc.pid} {' '.join(proc.info['cmdline'] or [])[:120]}")
+        except psutil.Error:
+            continue
+    return found
 
 
 @pytest.fixture(scope="module")
@@ -43,7 +54,6 @@ def env(tmp_path_factory):
     data = tmp_path_factory.mktemp("multidc-data")
     mp = pytest.MonkeyPatch()
     mp.setenv("CASSPERF_DATA", str(data))
-    dask_before = _dask_processes()
     try:
         yield data
     finally:
@@ -63,7 +73,7 @@ def env(tmp_path_factory):
         netid = netns.network_id(cluster.name, cluster.root)
         assert not left, f"nodes still running after stop: {[p.pid for p in left]}"
         assert (netns.leftover_namespaces(netid), netns.router_pids(netid)) == ([], [])
-        assert _dask_processes() - dask_before == set(), "Dask workers left behind"
+        assert _ours(data) == [], "processes left behind"
 
 
 def _execute(out_dir: Path, **extra) -> nbformat.NotebookNode:
@@ -134,6 +144,7 @@ def test_multidc_notebook_stores_each_clients_run_and_its_tables_match_the_runs(
     assert [r["between"] for r in sent] == ["dc1 (dc1-c1)", "dc2 (dc2-c1)"]
     assert all(r["value"] > 0 for r in sent)       # replicas crossed to the other DC
     assert [c["claim"] for c in out["claims"]][0].startswith("EACH_QUORUM is far slower than LOCAL_QUORUM")
+    assert not list(Path(tempfile.gettempdir()).glob("cassperf-dask-tls-*")), "TLS certificates left behind"
     # analyse_only rebuilds the same tables from the store without a cluster
     only = _execute(tmp_path / "only", analyse_only=True)
     again = _json_outputs(only)

@@ -16,7 +16,7 @@ from tests.unit.analysis_runs import LAYOUT, lognormal, make_run, pooled_stats
 
 
 def test_plan_of_the_local_defaults_with_rf_capped_at_two_nodes_per_dc() -> None:
-    study = multidc.MultiDCStudy(nodes_per_dc=2, quorum_threads=(8, 32))
+    study = multidc.MultiDCStudy(nodes_per_dc=2, write_threads=64, read_threads=32, quorum_threads=(8, 32), rows=6000, read_s=8)
     assert study.rf_used == 2
     assert study.rf_note == ("replicated keyspaces: dc1=2, dc2=2: RF capped at the nodes per DC, 2 "
                              "(the study: 3 of 6)")
@@ -29,7 +29,7 @@ def test_plan_of_the_local_defaults_with_rf_capped_at_two_nodes_per_dc() -> None
         ("quorum-read", "QUORUM", "8", ("dc1",)), ("quorum-read", "QUORUM", "32", ("dc1",))]
     independent, replicated = steps[0].specs, steps[1].specs
     assert [(dc, s.keyspace, s.replication.factors(), s.local_dc, s.n) for dc, s in independent] == [
-        ("dc1", "ks410dc1rf1", {"dc1": 1}, "dc1", 4000), ("dc2", "ks410dc2rf1", {"dc2": 1}, "dc2", 4000)]
+        ("dc1", "ks410dc1rf1", {"dc1": 1}, "dc1", 6000), ("dc2", "ks410dc2rf1", {"dc2": 1}, "dc2", 6000)]
     assert [(s.keyspace, s.replication.factors()) for _, s in replicated] == [
         ("ks410dc1dc2rf2", {"dc1": 2, "dc2": 2}), ("ks410dc2dc1rf2", {"dc1": 2, "dc2": 2})]
     assert steps[1].watch_network and not steps[0].watch_network

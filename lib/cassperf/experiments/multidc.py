@@ -43,22 +43,22 @@ class MultiDCStudy:
     """The study's parameters (the notebook's parameters cell, validated)."""
 
     dcs: Sequence[str] = ("dc1", "dc2")
-    rows: int = 4_000                 # keys written per write run (the study: 10,000,000)
-    read_s: int = 8                   # seconds per read run
-    mixed_s: int = 8                  # seconds per mixed run
-    write_threads: int = 64           # the study: 256
-    read_threads: int = 32            # the study: 128
+    rows: int = 3_000                 # keys written per write run (the study: 10,000,000)
+    read_s: int = 10                  # seconds per read run
+    mixed_s: int = 10                 # seconds per mixed run
+    write_threads: int = 16           # the study: 256 (on 6 servers per DC)
+    read_threads: int = 16            # the study: 128
     rf: int = 3                       # replicas per DC of the replicated keyspaces (the study: 3)
     nodes_per_dc: int | None = None   # caps rf
     cl: str = "LOCAL_QUORUM"
     cl_levels: Sequence[str] = ("LOCAL_QUORUM", "EACH_QUORUM")
     cl_dc: str = "dc1"
-    quorum_threads: Sequence[int] = (8, 32, 128)
+    quorum_threads: Sequence[int] = (2, 4, 8)
     keyspace_prefix: str = "ks410"
     column_size: int = 818
     column_count: int = 5
     connections_per_host: int | None = None
-    interval_s: float = 0.5
+    interval_s: float = 1.0
     tool: str = "engine"
     experiment: str = "local"
     extra: dict[str, Any] = field(default_factory=dict)

@@ -49,7 +49,7 @@ def git_commit(root: Path) -> str | None:
 
 
 def _run_folders(runs: Path) -> set[str]:
-    return {p.name for p in runs.iterdir() if p.is_dir()} if runs.is_dir() else set()
+    return {p.name for p in runs.iterdir() if p.is_dir() and not p.name.startswith(".")} if runs.is_dir() else set()
 
 
 def execution_order(plans: list[tuple[Resolved, ClusterNeed | None]]) -> list[tuple[Resolved, ClusterNeed | None]]:
