@@ -12,7 +12,7 @@ LAB_PORT ?= 8888
 
 .DEFAULT_GOAL := help
 
-.PHONY: help setup jars browser mdadm ping report lab test test-unit latte bench cluster-start cluster-status cluster-stop cluster-destroy clean
+.PHONY: help setup jars browser mdadm ping iperf3 report lab test test-unit latte bench cluster-start cluster-status cluster-stop cluster-destroy clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-16s %s\n", $$1, $$2}'
@@ -53,7 +53,10 @@ mdadm: ## mdadm (Debian package, no recommends) for the RAID runbook's tests; ne
 ping: ## iputils ping (Debian package) for the DC-distance tests' RTT checks; needs root
 	@command -v ping >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends iputils-ping >/dev/null) || echo "ping absent and not root: the DC-distance RTT test will fail with that hint (apt-get install iputils-ping)"; }
 
-test: jars browser mdadm ping ## all tests, real Cassandra nodes included
+iperf3: ## iperf3 (Debian package) for the multi-DC study's network baseline; needs root
+	@command -v iperf3 >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends iperf3 >/dev/null) || echo "iperf3 absent and not root: the multi-DC report's iperf3 rows say 'not measured' (apt-get install iperf3)"; }
+
+test: jars browser mdadm ping iperf3 ## all tests, real Cassandra nodes included
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 test-unit: setup ## quick tests only (no Cassandra nodes)

@@ -171,6 +171,15 @@ class LocalCluster(ClusterHandle):
     def local_dc(self) -> str | None:
         return self.topology.datacenters[0].name
 
+    def dc_contact_points(self, dc: str) -> list[str]:
+        """Contact points of DC `dc`: its seeds, else its first node (a client placed in `dc`
+        connects to them; ConfigError for a DC the topology does not have)."""
+        nodes = [n for n in self.nodes if n.spec.dc == dc]
+        if not nodes:
+            raise ConfigError(f"cluster {self.name} has no data center {dc!r}; DCs: "
+                              f"{', '.join(d.name for d in self.topology.datacenters)}")
+        return [n.address for n in nodes if n.spec.seed] or [nodes[0].address]
+
     def _driver_kwargs(self) -> dict[str, Any]:
         return self._netns_driver_kwargs()
 

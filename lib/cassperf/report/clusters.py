@@ -2,7 +2,8 @@
 
 A notebook declares the cluster it needs in its parameters: `cluster_topology` (no such
 parameter: it needs none), `cluster_name` (base name), `first_address`, `cluster_heap_mb`,
-`cassandra_version`, and `contact_points` (non-empty: the user's own cluster, nothing started).
+`cassandra_version`, `inter_dc_rtt_ms` (> 0: the DCs live that round trip apart, in network
+namespaces), and `contact_points` (non-empty: the user's own cluster, nothing started).
 The local cluster's name comes from the base name and the shape (`cluster_name_for`), so
 clusters of different shapes never share a folder.
 
@@ -24,11 +25,11 @@ from pathlib import Path
 from typing import Any
 
 
-def cluster_name_for(base: str, topology: str) -> str:
+def cluster_name_for(base: str, topology: str, inter_dc_rtt_ms: float | None = None) -> str:
     """The local cluster's name for a base name and a topology, e.g. cassperf-dc1_6."""
     from cassperf.cluster.study import cluster_name_for as name_for
 
-    return name_for(base, topology)
+    return name_for(base, topology, inter_dc_rtt_ms)
 
 
 @dataclass(frozen=True)
@@ -40,11 +41,13 @@ class ClusterNeed:
     first_address: str
     heap_mb: int | None
     version: str | None
+    inter_dc_rtt_ms: float | None = None
 
     @property
     def label(self) -> str:
         heap = f", heap {self.heap_mb} MB" if self.heap_mb else ""
-        return f"{self.name} ({self.topology} on {self.first_address}{heap})"
+        rtt = f", {self.inter_dc_rtt_ms:g} ms between DCs" if self.inter_dc_rtt_ms else ""
+        return f"{self.name} ({self.topology} on {self.first_address}{heap}{rtt})"
 
 
 def cluster_need(effective: dict[str, Any]) -> ClusterNeed | None:
@@ -55,8 +58,13 @@ def cluster_need(effective: dict[str, Any]) -> ClusterNeed | None:
         return None
     base = effective.get("cluster_name") or "cassperf"
     heap = effective.get("cluster_heap_mb")
-    return ClusterNeed(cluster_name_for(base, topology), str(topology), effective.get("first_address") or "127.0.0.1",
-                       int(heap) if heap else None, effective.get("cassandra_version") or None)
+    from cassperf.cluster.study import distance_problem
+
+    rtt = effective.get("inter_dc_rtt_ms") or None
+    rtt = float(rtt) if rtt and distance_problem(rtt) is None else None    # not here: the notebook says why
+    return ClusterNeed(cluster_name_for(base, topology, rtt), str(topology),
+                       effective.get("first_address") or "127.0.0.1", int(heap) if heap else None,
+                       effective.get("cassandra_version") or None, rtt)
 
 
 #: The parameter by which a notebook declares that it starts its own clusters, one per deployment.
@@ -97,6 +105,8 @@ class PipelineClusters:
             kwargs["version"] = need.version
         if self.root is not None:
             kwargs["root"] = self.root
+        if need.inter_dc_rtt_ms:
+            kwargs["inter_dc_rtt_ms"] = need.inter_dc_rtt_ms
         return LocalCluster(need.name, need.topology, **kwargs)
 
     def provide(self, need: ClusterNeed) -> Provision:

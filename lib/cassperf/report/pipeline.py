@@ -50,7 +50,7 @@ def git_commit(root: Path) -> str | None:
 
 
 def _run_folders(runs: Path) -> set[str]:
-    return {p.name for p in runs.iterdir() if p.is_dir()} if runs.is_dir() else set()
+    return {p.name for p in runs.iterdir() if p.is_dir() and not p.name.startswith(".")} if runs.is_dir() else set()
 
 
 def load_seconds(runs: Path, folders: set[str]) -> float:

@@ -273,6 +273,26 @@ def _worker_env() -> Iterator[None]:
 
 
 @contextmanager
+def client_placement(cluster: Any, dc: str | None) -> Iterator[None]:
+    """Where the workers start: on a cluster whose DCs live in network namespaces
+    (LocalCluster(inter_dc_rtt_ms=...)), inside the namespace of the client's local DC `dc`,
+    unless the calling thread is in one of the cluster's DC namespaces already (the caller
+    placed the client: ``with cluster.in_dc("dc2"): run_workload(...)``). Elsewhere nothing
+    changes."""
+    network = getattr(cluster, "network", None)
+    if network is None or dc is None:
+        yield
+        return
+    from cassperf.cluster import netns
+
+    if netns.current([link.namespace for link in network.links]) is not None:
+        yield
+        return
+    with cluster.in_dc(dc):
+        yield
+
+
+@contextmanager
 def _sigint_deferred() -> Iterator[None]:
     """Hold SIGINT while one interval is written, so Ctrl-C never leaves half an interval
     (histograms without rows); a Ctrl-C meanwhile is delivered at the end."""
@@ -349,7 +369,7 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
     for milliseconds per batch (keys module doc): load with it, measure without it. Keys are
     cassandra-stress's either way.
     """
-    target = Target.of(cluster)
+    target = Target.of(cluster, spec.local_dc)
     backend_name = resolve(backend, target.tls)
     backend_cls = load(backend_name)
     backend_version = backend_cls.version()
@@ -384,7 +404,7 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
         plan = WorkerPlan(i, nproc, spec, target, backend_name, conc[i], counts[i], warm, rng_seed, stress_values)
         p = ctx.Process(target=worker_main, args=(plan, reports, go, t0_value, stop), name=f"cassperf-engine-{i}",
                         daemon=True)
-        with _worker_env():
+        with _worker_env(), client_placement(cluster, target.local_dc):
             p.start()
         procs.append(p)
     bar = None

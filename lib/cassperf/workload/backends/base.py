@@ -49,10 +49,19 @@ class Target:
     request_timeout_s: float = 12.0
 
     @classmethod
-    def of(cls, handle: Any) -> Target:
-        """From a ClusterHandle (LocalCluster, RemoteCluster)."""
+    def of(cls, handle: Any, local_dc: str | None = None) -> Target:
+        """From a ClusterHandle (LocalCluster, RemoteCluster). ``local_dc`` (a WorkloadSpec's)
+        overrides the handle's: the client routes DC-aware to that DC's nodes (token-aware
+        within it) and, where the handle can say which nodes are in it (``dc_contact_points``),
+        takes those as contact points, so that a client of dc2 never first connects across the
+        inter-DC link."""
+        dc = local_dc or handle.local_dc
+        points = list(handle.contact_points)
+        in_dc = getattr(handle, "dc_contact_points", None)
+        if local_dc and callable(in_dc):
+            points = list(in_dc(local_dc)) or points
         tls = getattr(handle, "tls", None) is not None
-        return cls(tuple(handle.contact_points), int(handle.port), handle.local_dc,
+        return cls(tuple(points), int(handle.port), dc,
                    getattr(handle, "username_env", None), getattr(handle, "password_env", None), tls)
 
     def credentials(self) -> tuple[str, str] | None:

@@ -1,0 +1,361 @@
+"""Clients placed where a study puts them, started together, each stored as a run.
+
+    with ClientPlacement(cluster, locations(["dc1", "dc2"])) as place:
+        group = place.run_together([ClientJob("dc1-c1", spec_dc1, labels), ClientJob("dc2-c1", spec_dc2, labels)])
+
+The engine is Dask distributed: one Dask worker per client location (``dc1-c1``, ``dc2-c1``,
+...), each running one client at a time. On this machine the workers are local processes
+(a ``SpecCluster`` of Nannies) and a client's task enters its DC's network namespace before it
+starts the load engine (``cluster.in_dc``: the engine's worker processes inherit it), so dc2's
+client sends from dc2's side of the delay. On a real cluster the same locations name client
+machines (``client_hosts``: ``"dc1=vm-a+vm-b,dc2=vm-c+vm-d"``) and distributed's ``SSHCluster``
+starts one worker on each over SSH; the tasks are the same.
+
+Together: every job is submitted at once and waits for one common start instant
+(``start_delay_s`` after submission), then runs ``run_spec`` with its own local DC (token-aware,
+DC-aware routing to that DC's nodes) and its labels plus ``dc`` and ``client``. The engine's
+warm-up (2 s of unrecorded load) absorbs the workers' differing start-up times; each run's
+manifest records its ``t0_epoch_s``, so the overlap is known.
+
+A client that dies (its worker process killed, a machine lost) fails only its own task: Dask
+is told never to retry a task on another worker (``allowed-failures: 0``) and each task is
+pinned to its location. The other clients' runs go on and are stored complete; the dead
+client's run folder, when it has one, is marked failed; the group is recorded as partial in
+``<runs>/.groups/<group>.json`` (a dot folder: the run catalog passes it by) and in the returned :class:`Group`.
+
+Security: the scheduler and workers talk TLS with per-experiment certificates, mutual
+authentication, encryption required (cassperf.experiments.dask_tls).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import math
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cassperf.errors import ConfigError
+from cassperf.workload.spec import WorkloadSpec
+
+#: seconds between submitting a group and its common start instant (worker start-up, imports)
+START_DELAY_S = 3.0
+#: where group records are kept, in the runs folder (a dot folder: the run catalog passes it by)
+GROUPS = ".groups"
+#: the Dask configuration of a placement: never retry a client's task elsewhere, no dashboard
+DASK_CONFIG = {"distributed.scheduler.allowed-failures": 0, "distributed.worker.daemon": False,
+               "distributed.scheduler.work-stealing": False}
+
+
+@dataclass(frozen=True)
+class Location:
+    """Where one client runs: ``name`` (``dc1-c1``), its ``dc``, and ``host`` ("local": this
+    machine, inside the DC's namespace when the cluster has one; else a client machine)."""
+
+    name: str
+    dc: str
+    host: str = "local"
+
+
+def locations(dcs: Sequence[str], clients_per_dc: int = 1, client_hosts: str | Mapping[str, Sequence[str]] = "") \
+        -> list[Location]:
+    """The client locations: ``clients_per_dc`` local ones per DC, or the hosts ``client_hosts``
+    names per DC (``"dc1=vm-a+vm-b,dc2=vm-c"`` or ``{"dc1": ["vm-a", "vm-b"], ...}``)."""
+    if isinstance(clients_per_dc, bool) or not isinstance(clients_per_dc, int) or clients_per_dc < 1:
+        raise ConfigError(f"clients_per_dc={clients_per_dc!r}: expected a whole number >= 1")
+    hosts = parse_client_hosts(client_hosts) if isinstance(client_hosts, str) else \
+        {dc: list(h) for dc, h in client_hosts.items()}
+    unknown = [dc for dc in hosts if dc not in dcs]
+    if unknown:
+        raise ConfigError(f"client_hosts names DC {unknown[0]!r}, which the study does not use; DCs: {', '.join(dcs)}")
+    out = []
+    for dc in dcs:
+        names = hosts.get(dc) or ["local"] * clients_per_dc
+        out += [Location(f"{dc}-c{i}", dc, host) for i, host in enumerate(names, start=1)]
+    return out
+
+
+def parse_client_hosts(text: str) -> dict[str, list[str]]:
+    """``"dc1=vm-a+vm-b,dc2=vm-c"`` -> ``{"dc1": ["vm-a", "vm-b"], "dc2": ["vm-c"]}``; "" -> {}."""
+    out: dict[str, list[str]] = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        dc, sep, names = part.partition("=")
+        hosts = [h.strip() for h in names.split("+") if h.strip()]
+        if not sep or not dc.strip() or not hosts:
+            raise ConfigError(f"client_hosts {part!r}: expected DC=HOST[+HOST...][,DC=HOST...], "
+                              f"e.g. 'dc1=10.0.0.20+10.0.0.21,dc2=10.1.0.20'")
+        out[dc.strip()] = hosts
+    return out
+
+
+@dataclass(frozen=True)
+class ClientJob:
+    """One client's run in a group: where (a location name), what, with which labels."""
+
+    location: str
+    spec: WorkloadSpec
+    labels: Mapping[str, str]
+    tool: str = "engine"
+
+
+@dataclass
+class ClientResult:
+    location: str
+    dc: str
+    run_id: str
+    status: str              # "ran", "failed" (stored, marked failed), "died" (the client was lost)
+    note: str = ""
+
+
+@dataclass
+class Group:
+    """A group of simultaneous client runs; ``partial`` when any client did not finish."""
+
+    group: str
+    labels: dict[str, str]
+    results: list[ClientResult] = field(default_factory=list)
+
+    @property
+    def partial(self) -> bool:
+        return any(r.status != "ran" for r in self.results)
+
+    def record(self) -> dict[str, Any]:
+        return {"group": self.group, "labels": self.labels, "partial": self.partial,
+                "clients": [asdict(r) for r in self.results]}
+
+
+# -- the handle a worker rebuilds ---------------------------------------------------------------
+def handle_recipe(cluster: Any) -> tuple[str, dict[str, Any]]:
+    """What a worker needs to make its own handle of `cluster` (handles hold sockets and
+    processes: they are not sent, they are made again)."""
+    from cassperf.cluster.local import LocalCluster
+    from cassperf.cluster.remote import RemoteCluster
+
+    if isinstance(cluster, LocalCluster):
+        return "local", {"name": cluster.name, "topology": cluster.topology.spec(), "version": cluster.version,
+                         "heap_mb": cluster.heap_mb, "first_address": cluster.first_address,
+                         "root": str(cluster.root.parent), "jolokia": cluster.use_jolokia,
+                         "inter_dc_rtt_ms": cluster.network.rtt_ms if cluster.network is not None else None}
+    if isinstance(cluster, RemoteCluster):
+        return "remote", {"contact_points": list(cluster.contact_points), "port": cluster.port,
+                          "local_dc": cluster.local_dc}
+    raise ConfigError(f"cannot place clients for a {type(cluster).__name__}: expected a LocalCluster or RemoteCluster")
+
+
+def make_handle(recipe: tuple[str, dict[str, Any]]) -> Any:
+    kind, kwargs = recipe
+    if kind == "local":
+        from cassperf.cluster.local import LocalCluster
+
+        kw = dict(kwargs)
+        return LocalCluster(kw.pop("name"), kw.pop("topology"), root=Path(kw.pop("root")), **kw)
+    from cassperf.cluster.remote import RemoteCluster
+
+    return RemoteCluster(kwargs["contact_points"], port=kwargs["port"], local_dc=kwargs["local_dc"])
+
+
+def client_task(recipe: tuple[str, dict[str, Any]], dc: str, spec: WorkloadSpec, labels: dict[str, str], tool: str,
+                root: str, run_id: str, start_epoch_s: float, options: dict[str, Any]) -> dict[str, Any]:
+    """What a Dask worker runs for one client: wait for the common start, enter the DC (on a
+    namespaced local cluster), run_spec, return the run's id and verdict."""
+    from cassperf.workload.run import run_spec
+
+    cluster = make_handle(recipe)
+    try:
+        delay = start_epoch_s - time.time()
+        if delay > 0:
+            time.sleep(delay)
+        place = cluster.in_dc(dc) if getattr(cluster, "network", None) is not None else nullcontext()
+        with place:
+            run = run_spec(spec, cluster, tool=tool, labels=labels, root=root, run_id=run_id, progress=False,
+                           raise_on_failure=False, **options)
+        return {"run_id": run.run_id, "failed": bool(run.manifest.get("failed")),
+                "failure": str(run.manifest.get("failure") or "")}
+    finally:
+        cluster.close()
+
+
+# -- the placement --------------------------------------------------------------------------------
+class ClientPlacement:
+    """A Dask cluster with one worker per client location (module doc). A context manager:
+    the workers, the scheduler and the certificates go on exit."""
+
+    def __init__(self, cluster: Any, places: Sequence[Location], *, root: str | Path | None = None,
+                 ssh_options: Mapping[str, Any] | None = None, scheduler_host: str = "127.0.0.1",
+                 start_delay_s: float = START_DELAY_S) -> None:
+        from cassperf import config
+
+        if not places:
+            raise ConfigError("no client locations: give at least one DC")
+        names = [p.name for p in places]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"client locations must have distinct names, got {names}")
+        self.cluster, self.places = cluster, list(places)
+        self.root = Path(root) if root is not None else config.runs_dir()
+        self.ssh_options = dict(ssh_options or {})
+        self.scheduler_host = scheduler_host
+        self.start_delay_s = start_delay_s
+        self.recipe = handle_recipe(cluster)
+        self._stack: Any = None
+        self.client: Any = None
+        self.dask_cluster: Any = None
+        self.workers: dict[str, str] = {}       # location name -> worker address
+
+    @property
+    def remote(self) -> bool:
+        return any(p.host != "local" for p in self.places)
+
+    def __enter__(self) -> "ClientPlacement":
+        from contextlib import ExitStack
+
+        import dask
+        from distributed import Client
+
+        from cassperf.experiments.dask_tls import temporary_security
+
+        stack = ExitStack()
+        try:
+            stack.enter_context(dask.config.set(DASK_CONFIG))
+            stack.enter_context(_quiet("distributed"))
+            hosts = ("127.0.0.1", "localhost", self.scheduler_host, *{p.host for p in self.places if p.host != "local"})
+            security, _files = stack.enter_context(temporary_security(tuple(dict.fromkeys(hosts))))
+            self.security = security
+            self.dask_cluster = stack.enter_context(self._ssh(security) if self.remote else self._local(security))
+            self.client = stack.enter_context(Client(self.dask_cluster, security=security))
+            self.client.wait_for_workers(len(self.places), timeout=120)
+            self.workers = self._worker_of_location()
+        except BaseException:
+            stack.close()
+            raise
+        self._stack = stack
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self._stack is not None:
+            self._stack.close()
+            self._stack = None
+
+    def _local(self, security: Any) -> Any:
+        from distributed import Nanny, Scheduler, SpecCluster
+
+        scheduler = {"cls": Scheduler, "options": {"host": "127.0.0.1", "protocol": "tls", "security": security,
+                                                   "dashboard": False, "dashboard_address": None}}
+        workers = {p.name: {"cls": Nanny, "options": {"name": p.name, "nthreads": 1, "host": "127.0.0.1",
+                                                      "protocol": "tls", "security": security, "memory_limit": 0,
+                                                      "silence_logs": 40, "config": DASK_CONFIG}}
+                   for p in self.places}
+        return SpecCluster(workers=workers, scheduler=scheduler, security=security, asynchronous=False,
+                           silence_logs=40, name="cassperf-clients")
+
+    def _ssh(self, security: Any) -> Any:
+        """One worker per client machine over SSH (distributed.deploy.ssh.SSHCluster): the
+        scheduler on ``scheduler_host`` (this machine's address the client machines reach)."""
+        from distributed.deploy.ssh import SSHCluster
+
+        hosts = [self.scheduler_host, *[p.host for p in self.places]]
+        return SSHCluster(hosts, connect_options=self.ssh_options.get("connect_options", {}),
+                          worker_options={"nthreads": 1, "memory_limit": 0},
+                          scheduler_options={"port": 0, "dashboard_address": None, "protocol": "tls"},
+                          remote_python=self.ssh_options.get("remote_python"), security=security)
+
+    def _worker_of_location(self) -> dict[str, str]:
+        info = self.client.scheduler_info(n_workers=-1)["workers"]
+        by_name = {str(w.get("name")): addr for addr, w in info.items()}
+        if not self.remote:
+            return {p.name: by_name[p.name] for p in self.places}
+        # SSHCluster names its workers 0, 1, ... in the order of the hosts after the scheduler's
+        return {p.name: by_name[str(i)] for i, p in enumerate(self.places)}
+
+    def location(self, name: str) -> Location:
+        for p in self.places:
+            if p.name == name:
+                return p
+        raise ConfigError(f"no client location {name!r}; locations: {', '.join(p.name for p in self.places)}")
+
+    def submit(self, location: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        """Run fn(*args, **kwargs) on `location`'s worker only (a Dask future)."""
+        return self.client.submit(fn, *args, workers=[self.workers[location]], allow_other_workers=False,
+                                  pure=False, retries=0, **kwargs)
+
+    def run_together(self, jobs: Sequence[ClientJob], group_labels: Mapping[str, str] | None = None,
+                     **run_options: Any) -> Group:
+        """Start every job at one instant, each on its location's worker; wait for all. Returns
+        the Group (also written to <runs>/groups/<group>.json)."""
+        from distributed import wait
+
+        from cassperf.results.manifest import new_run_id
+
+        labels = {k: str(v) for k, v in (group_labels or {}).items()}
+        group = Group(new_run_id("group"), labels)
+        start = time.time() + self.start_delay_s
+        futures = []
+        for job in jobs:
+            place = self.location(job.location)
+            run_id = new_run_id("cassperf-engine" if job.tool == "engine" else job.tool)
+            job_labels = {**{k: str(v) for k, v in job.labels.items()}, "dc": place.dc, "client": place.name}
+            futures.append((job, place, run_id, self.submit(
+                place.name, client_task, self.recipe, place.dc, job.spec, job_labels, job.tool,
+                str(self.root), run_id, start, dict(run_options))))
+        wait([f for *_, f in futures])
+        for job, place, run_id, future in futures:
+            group.results.append(self._result(job, place, run_id, future))
+        self._store(group)
+        return group
+
+    def _result(self, job: ClientJob, place: Location, run_id: str, future: Any) -> ClientResult:
+        from cassperf.results.store import mark_failed, run_folder
+
+        if future.status == "finished":
+            out = future.result()
+            return ClientResult(place.name, place.dc, out["run_id"], "failed" if out["failed"] else "ran",
+                                out["failure"])
+        exc = future.exception()
+        note = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+        folder = run_folder(run_id, root=self.root)
+        if (folder / "manifest.json").exists():
+            mark_failed(folder, f"client {place.name} did not finish: {note}")
+        return ClientResult(place.name, place.dc, run_id, "died", note)
+
+    def _store(self, group: Group) -> None:
+        folder = self.root / GROUPS
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / f"{group.group}.json").write_text(json.dumps(group.record(), indent=2))
+
+
+@contextmanager
+def _quiet(logger: str) -> Iterator[None]:
+    """The in-process scheduler's INFO lines (every worker and client connecting) left out:
+    in a report they would show as stderr. Warnings and errors still show."""
+    log = logging.getLogger(logger)
+    old = log.level
+    log.setLevel(logging.WARNING)
+    try:
+        yield
+    finally:
+        log.setLevel(old)
+
+
+def group_records(root: str | Path | None = None) -> list[dict[str, Any]]:
+    """Every stored group record (oldest first)."""
+    from cassperf import config
+
+    folder = (Path(root) if root is not None else config.runs_dir()) / GROUPS
+    if not folder.is_dir():
+        return []
+    return [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
+
+
+def overlap_s(runs: Sequence[Any]) -> float:
+    """Seconds during which every run's measured load ran at once (from manifests' t0_epoch_s
+    and their intervals' last end), NaN when unknown."""
+    spans = []
+    for run in runs:
+        t0 = run.manifest.get("t0_epoch_s")
+        if t0 is None or run.intervals.empty:
+            return math.nan
+        spans.append((float(t0), float(t0) + float(run.intervals["time_s"].max())))
+    return max(0.0, min(e for _, e in spans) - max(s for s, _ in spans)) if spans else math.nan

@@ -1,0 +1,141 @@
+"""Clients placed per DC on a two-DC cluster with distance between the DCs (issue 13).
+
+Real parts: two Cassandra nodes (dc1:1, dc2:1, heap 512 MB) in their DC network namespaces
+with a 27 ms round trip between them, the load engine. Cluster names start with "multidc";
+node numbering from 127.0.21.1, so the nodes live on 10.21.1.1 (dc1) and 10.21.2.1 (dc2).
+
+Run under the CPU lock:  flock /tmp/cassperf-cpu.lock .venv/bin/pytest tests/cluster/test_multidc_clients.py -x -q
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from cassperf.cluster import LocalCluster, netns
+from cassperf.workload import WorkloadSpec
+from tests.conftest import cassperf_processes
+
+RTT_MS = 27.0
+FIRST = "127.0.21.1"
+pytestmark = pytest.mark.cluster
+
+
+@pytest.fixture(scope="module")
+def two_dcs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
+    if os.geteuid() != 0:
+        pytest.skip("network namespaces need root")
+    root = tmp_path_factory.mktemp("multidc-clusters")
+    cluster = LocalCluster("multidc-clients", "dc1:1,dc2:1", first_address=FIRST, heap_mb=512, root=root,
+                           inter_dc_rtt_ms=RTT_MS)
+    try:
+        t0 = time.monotonic()
+        cluster.start()
+        print(f"\n2-DC cluster CQL-ready in {time.monotonic() - t0:.1f} s")
+        yield cluster
+    finally:
+        cluster.stop(timeout_s=30)
+        left = cassperf_processes(root)
+        for proc in left:
+            proc.kill()
+        assert not left, f"nodes still running after stop: {[p.pid for p in left]}"
+        netid = netns.network_id(cluster.name, cluster.root)
+        assert (netns.leftover_namespaces(netid), netns.router_pids(netid)) == ([], [])
+
+
+def test_the_engine_routes_a_dc2_client_to_dc2s_nodes(two_dcs: LocalCluster, tmp_path: Path) -> None:
+    """A LOCAL_QUORUM write from dc2's namespace with local_dc=dc2 is coordinated in dc2 (p50 far
+    below the RTT); routed to the handle's first DC (dc1), every op would cross the link twice."""
+    from cassperf.workload.engine import run_workload
+
+    spec = WorkloadSpec(op="write", n=300, cl="LOCAL_QUORUM", concurrency=1, keyspace="multidc_route",
+                        replication={"dc1": 1, "dc2": 1}, local_dc="dc2", warmup=False)
+    with two_dcs.in_dc("dc2"):
+        run = run_workload(spec, two_dcs, root=tmp_path, processes=1, progress=False)
+    summary = run.summary.iloc[0]
+    print(f"\ndc2 client, LOCAL_QUORUM write p50 {summary['latency_p50_ms']:.2f} ms (RTT {RTT_MS} ms)")
+    assert int(summary["count"]) == 300 and int(summary["errors"]) == 0
+    assert summary["latency_p50_ms"] < RTT_MS / 2
+    assert run.manifest["cluster"]["local_dc"] == "dc1"          # the handle's; the client's is the spec's
+    assert run.manifest["parameters"]["local_dc"] == "dc2"
+
+
+def test_without_in_dc_the_engine_places_its_workers_in_the_local_dcs_namespace(two_dcs: LocalCluster,
+                                                                                tmp_path: Path) -> None:
+    """On the host's own namespace the nodes' 10.21.x.x addresses do not exist: the engine starts
+    its workers in the spec's local DC (dc2), so the run works and stays local there."""
+    from cassperf.workload.engine import run_workload
+
+    spec = WorkloadSpec(op="write", n=200, cl="LOCAL_ONE", concurrency=1, keyspace="multidc_route",
+                        replication={"dc1": 1, "dc2": 1}, local_dc="dc2", warmup=False)
+    run = run_workload(spec, two_dcs, root=tmp_path, processes=1, progress=False)
+    summary = run.summary.iloc[0]
+    assert int(summary["count"]) == 200 and int(summary["errors"]) == 0
+    assert summary["latency_p50_ms"] < RTT_MS / 2
+
+
+def _spec(dc: str, **kw) -> WorkloadSpec:
+    base = dict(op="write", n=1500, cl="LOCAL_ONE", concurrency=8, keyspace=f"multidc_{dc}",
+                replication={dc: 1}, local_dc=dc, interval_s=0.5)
+    return WorkloadSpec(**{**base, **kw})
+
+
+def test_two_clients_at_once_each_store_a_run_labelled_with_its_dc_and_client(two_dcs: LocalCluster,
+                                                                              tmp_path: Path) -> None:
+    from cassperf.experiments.clients import ClientJob, ClientPlacement, group_records, locations, overlap_s
+    from cassperf.results.store import load_run
+
+    with ClientPlacement(two_dcs, locations(["dc1", "dc2"]), root=tmp_path) as place:
+        group = place.run_together([ClientJob("dc1-c1", _spec("dc1"), {"part": "pair"}),
+                                    ClientJob("dc2-c1", _spec("dc2"), {"part": "pair"})], {"part": "pair"})
+    assert not group.partial and [r.status for r in group.results] == ["ran", "ran"]
+    runs = [load_run(r.run_id, root=tmp_path) for r in group.results]
+    assert [(r.labels["dc"], r.labels["client"], r.labels["part"]) for r in runs] == [("dc1", "dc1-c1", "pair"),
+                                                                                     ("dc2", "dc2-c1", "pair")]
+    assert all(r.manifest["complete"] for r in runs)
+    assert [r.manifest["parameters"]["local_dc"] for r in runs] == ["dc1", "dc2"]
+    for run in runs:
+        summary = run.summary.iloc[0]
+        assert int(summary["count"]) == 1500 and int(summary["errors"]) == 0
+        assert summary["latency_p50_ms"] < RTT_MS / 2          # each client served in its own DC
+    assert overlap_s(runs) > 0.5, "the two loads did not run at the same time"
+    assert group_records(tmp_path)[-1]["partial"] is False
+
+
+def test_a_client_that_dies_leaves_the_others_run_complete_and_the_group_partial(two_dcs: LocalCluster,
+                                                                                tmp_path: Path) -> None:
+    import signal
+    import threading
+
+    from cassperf.experiments.clients import ClientJob, ClientPlacement, group_records, locations
+    from cassperf.results.catalog import catalog
+    from cassperf.results.store import load_run
+
+    with ClientPlacement(two_dcs, locations(["dc1", "dc2"]), root=tmp_path) as place:
+        victim = place.workers["dc2-c1"]
+        pid = place.client.run(os.getpid, workers=[victim])[victim]
+        killer = threading.Timer(place.start_delay_s + 4.0, os.kill, (pid, signal.SIGKILL))
+        killer.start()
+        try:
+            group = place.run_together([ClientJob("dc1-c1", _spec("dc1", n=None, duration=8), {"part": "loss"}),
+                                        ClientJob("dc2-c1", _spec("dc2", n=None, duration=8), {"part": "loss"})],
+                                       {"part": "loss"})
+        finally:
+            killer.cancel()
+    assert group.partial
+    alive, dead = group.results
+    assert (alive.location, alive.status) == ("dc1-c1", "ran")
+    assert (dead.location, dead.status) == ("dc2-c1", "died") and "KilledWorker" in dead.note
+    run = load_run(alive.run_id, root=tmp_path)
+    assert run.manifest["complete"] and not run.manifest.get("failed")
+    assert run.summary["count"].sum() > 0 and run.summary["duration_s"].iloc[0] >= 7
+    lost = load_run(dead.run_id, root=tmp_path)          # it had started: kept, incomplete, marked failed
+    assert lost.manifest["failed"] and not lost.manifest.get("complete")
+    assert lost.manifest["failure"].startswith("client dc2-c1 did not finish: KilledWorker")
+    assert list(catalog(tmp_path, part="loss")["run_id"]) == [alive.run_id]
+    record = group_records(tmp_path)[-1]
+    assert record["partial"] is True and [c["status"] for c in record["clients"]] == ["ran", "died"]
