@@ -291,7 +291,6 @@ def combined(runs: Sequence[Any], group_by: Sequence[str] = ("part", "cl", "thre
     """The clients of each point together: rate_ops_s summed over the runs (each over its
     steady window), latency percentiles from all their HDR histograms merged (never averaged),
     per op. Columns: the group_by labels, op, clients, dcs, rate_ops_s, latency_{mean,p50,p95,p99}_ms."""
-    import numpy as np
     import pandas as pd
 
     from cassperf.analysis import steady_state
