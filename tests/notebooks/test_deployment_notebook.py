@@ -5,7 +5,7 @@ are stored with their labels, and the published table equals the analysis functi
 runs. Then a real cassandra-stress log from another machine is imported (deployment=Docker,
 machine=server2): it gets a table of its own with the note that its hardware is unknown, a
 second execution starts no cluster (every run stored), and analyse_only rebuilds the same
-tables from the store."""
+tables from the store. The executed report opens in headless Chromium with every chart drawn."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from cassperf import config
 from cassperf.results.catalog import catalog
 from cassperf.results.store import load_run
 from tests.conftest import cassperf_processes
-from tests.notebooks.test_studies import _json_outputs
+from tests.notebooks.test_studies import _json_outputs, _published_in_chromium
 
 pytestmark = [pytest.mark.notebook, pytest.mark.cluster]
 
@@ -115,6 +115,7 @@ def test_deployment_notebook_stores_each_deployment_and_tables_match_the_runs(de
     assert [r["Deployment"] for r in out["tables"][0]["rows"]] == list(DEPLOYMENTS)
     assert {c["verdict"] for c in out["claims"]} <= {"holds", "does not hold", "not shown"}
     assert any(c["claim"].startswith("A faster deployment also burns more CPU") for c in out["claims"])
+    _published_in_chromium(tmp_path / NB, tmp_path, "Write node CPU (ms/1k rows)")
 
     # a real log from another machine: its own table, with the loud note; nothing started again
     log = fixtures / FIXTURE

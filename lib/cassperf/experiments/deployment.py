@@ -344,6 +344,17 @@ def run_deployments(study: DeploymentStudy, *, base: str = "cassperf-deploy", fi
     return results
 
 
+def header_cluster(study: DeploymentStudy, base: str, first_address: str, heap_mb: int) -> dict[str, Any]:
+    """The report header's cluster box for the embedded deployments: one one-node cluster per
+    deployment on ``first_address``, none of them running yet (they start one at a time below)."""
+    deps = list(study.deployments)
+    return {"name": ", ".join(cluster_name(base, d) for d in deps),
+            "kind": "embedded, one one-node cluster per deployment, each started for its runs and stopped after",
+            "cassandra_version": ", ".join(dict.fromkeys(d.version for d in deps)), "heap_mb": heap_mb,
+            "nodes": [{"address": first_address, "datacenter": "dc1", "up": False} for _ in deps],
+            "datacenters": {"dc1": 1}}
+
+
 def outcomes_frame(results: Sequence[DeploymentOutcome]) -> Any:
     """One row per deployment: status, cluster start and run seconds, runs ran/skipped, note."""
     import pandas as pd
