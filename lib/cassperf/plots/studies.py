@@ -109,3 +109,22 @@ def shaded_panels(panels: Sequence[tuple[str, pd.DataFrame, str]], windows: Sequ
                       margin={"l": 60, "r": 20, "t": 80, "b": 50}, legend={"font": {"size": 10}})
     fig.update_xaxes(title_text="time since the start of measurement (s)", row=len(panels), col=1)
     return fig
+
+
+def sweep_charts(frame: pd.DataFrame, line: str, title: str, latency_type: str | None = None,
+                 x: str = "threads", x_title: str = "client threads", log_x: bool = True) -> list[go.Figure]:
+    """A thread sweep as the storage study drew it: ops/s against ``x``, then p50, p95 and p99
+    on separate charts (easier to read than three percentiles on one), one line per ``line``
+    value (named by the value itself)."""
+    figures = []
+    for y, what, unit in [("rate_ops_s", "ops/s", "ops/s"),
+                          *((f"latency_{p}_ms", f"latency {p}", _latency_title(latency_type)) for p in PERCENTILES)]:
+        fig = go.Figure()
+        for name, part in frame.groupby(line, sort=False):
+            part = part.sort_values(x)
+            fig.add_scatter(name=str(name), x=part[x], y=part[y], mode="lines+markers")
+        fig.update_layout(title=f"{title}: {what} vs {x_title}", xaxis_title=x_title, yaxis_title=unit, **_LAYOUT)
+        if log_x:
+            fig.update_xaxes(type="log")
+        figures.append(fig)
+    return figures
