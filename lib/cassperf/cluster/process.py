@@ -63,23 +63,29 @@ def terminate(pids: dict[int, Path], timeout_s: float = 60.0) -> list[int]:
             os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
-    procs = []
-    for pid in ours:
+    # A node that exited is gone even while it is a zombie: a node started by another process (the
+    # report pipeline) is that process's child, and stays a zombie until it reaps it; waiting for
+    # the pid to vanish would wait the whole timeout.
+    alive = _wait_gone(ours, timeout_s)
+    killed = []
+    for pid in alive:
         try:
-            procs.append(psutil.Process(pid))
+            psutil.Process(pid).kill()
+            killed.append(pid)
         except psutil.NoSuchProcess:
             pass
-    _, alive = psutil.wait_procs(procs, timeout=timeout_s)
-    killed = []
-    for proc in alive:
-        if is_ours(proc.pid, ours[proc.pid]):
-            try:
-                proc.kill()
-                killed.append(proc.pid)
-            except psutil.NoSuchProcess:
-                pass
-    psutil.wait_procs(alive, timeout=10)
+    _wait_gone({pid: ours[pid] for pid in killed}, 10)
     return killed
+
+
+def _wait_gone(pids: dict[int, Path], timeout_s: float, poll_s: float = 0.1) -> list[int]:
+    """Wait until none of `pids` is ours and alive (is_ours: a zombie is not); the pids left."""
+    deadline = time.monotonic() + timeout_s
+    left = [pid for pid in pids if is_ours(pid, pids[pid])]
+    while left and time.monotonic() < deadline:
+        time.sleep(poll_s)
+        left = [pid for pid in left if is_ours(pid, pids[pid])]
+    return left
 
 
 def wait_for_log(path: Path, offset: int, needle: str, alive: "callable[[], bool]", timeout_s: float,

@@ -20,7 +20,8 @@ x ``column_size``-byte columns (4 KiB rows by default):
   node_actions.make_cold, which says what it did), then ``cache=empty run=a``, the same sweep, and
   at once ``cache=empty run=b``, the sweep again (the study's RunA and RunB of ReadOnly-Empty)
 
-Every read run reads ``reads`` keys uniformly over 1..rows, with no unrecorded warm-up (the runs
+Every read run reads ``reads`` keys (or for ``read_s`` seconds: on a small machine a fixed count
+gives a 256-thread run too few intervals for the statistics) uniformly over 1..rows, with no unrecorded warm-up (the runs
 of a sweep follow one another, as the study's did; the steady window drops each run's start).
 """
 
@@ -48,7 +49,8 @@ class StorageStudy:
     """The study's parameters (the notebook's parameters cell, validated)."""
 
     rows: int = 10_000                        # keys written per configuration (the study: 150,000,000)
-    reads: int = 2_000                        # reads per read run (the study: 3,000,000)
+    reads: int = 3_000                        # reads per read run (the study: 3,000,000)
+    read_s: int = 0                           # seconds per read run instead of a count (0: `reads` reads)
     threads: Sequence[int] = (4, 32, 256)     # client threads of a sweep (the study: 4..512)
     chunk_kbs: Sequence[int] = (4, 64, 256)   # chunk sizes on the data folder's disk (the study: 4/64/128/256)
     loop_chunk_kbs: Sequence[int] = (64,)     # chunk sizes on the loop-device filesystem ([]: none)
@@ -67,6 +69,8 @@ class StorageStudy:
     experiment: str = "local"
 
     def __post_init__(self) -> None:
+        if isinstance(self.read_s, bool) or not isinstance(self.read_s, int) or self.read_s < 0:
+            raise ConfigError(f"read_s={self.read_s!r}: expected whole seconds >= 0 (0: each read run reads `reads`)")
         for name in ("rows", "reads", "write_threads", "rf", "column_count", "column_size"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 1:
@@ -89,9 +93,9 @@ class StorageStudy:
     def keyspace(self, chunk_kb: int) -> str:
         return f"{self.keyspace_prefix}{chunk_kb}"
 
-    def _spec(self, chunk_kb: int, op: str, n: int, threads: int) -> WorkloadSpec:
+    def _spec(self, chunk_kb: int, op: str, n: int | None, threads: int, duration: int | None = None) -> WorkloadSpec:
         population = f"seq=1..{self.rows}" if op == "write" else f"uniform(1..{self.rows})"
-        return WorkloadSpec(op=op, n=n, warmup=False, cl=self.cl, concurrency=threads, population=population,
+        return WorkloadSpec(op=op, n=n, duration=duration, warmup=False, cl=self.cl, concurrency=threads, population=population,
                             column_count=self.column_count, column_size=self.column_size,
                             keyspace=self.keyspace(chunk_kb), replication=Replication.network_topology({self.dc: self.rf}),
                             compression=Compression(self.compressor, chunk_kb), local_dc=self.dc,
@@ -101,6 +105,8 @@ class StorageStudy:
         return self._spec(chunk_kb, "write", self.rows, self.write_threads)
 
     def read_spec(self, chunk_kb: int, threads: int) -> WorkloadSpec:
+        if self.read_s:
+            return self._spec(chunk_kb, "read", None, threads, self.read_s)
         return self._spec(chunk_kb, "read", self.reads, threads)
 
 
