@@ -84,7 +84,10 @@ def test_storage_notebook_stores_every_point_labelled_as_measured_and_tables_mat
     assert runs["complete"].all()
     points = sorted(zip(runs["storage"], runs["chunk_kb"], runs["part"], runs["cache"].fillna(""), runs["run"],
                         runs["threads"], strict=True))
-    disk = "ext4 on /dev/vda"      # this machine's data folder (the root disk)
+    from cassperf.storage.loopfs import storage_of
+
+    here = storage_of(study_env)   # the data folder's disk, as the notebook measures it
+    disk = study_sc.storage_name(here)
     loop = "ext4 on a loop device"
     expected = []
     for storage, chunk, empty in ((disk, "4", False), (disk, "64", True), (loop, "64", True)):
@@ -94,10 +97,10 @@ def test_storage_notebook_stores_every_point_labelled_as_measured_and_tables_mat
     assert points == sorted(expected)
     # labelled from what was measured: system_schema's compression, the data folder's device
     assert set(runs["compression"]) == {"LZ4Compressor, chunk_length_in_kb=4", "LZ4Compressor, chunk_length_in_kb=64"}
-    assert set(runs.loc[runs["storage"] == disk, "storage_device"]) == {"/dev/vda"}
+    assert set(runs.loc[runs["storage"] == disk, "storage_device"]) == {here.device}
     loop_devices = set(runs.loc[runs["storage"] == loop, "storage_device"])
     assert len(loop_devices) == 1 and next(iter(loop_devices)).startswith("/dev/loop")
-    assert set(runs["storage_fs"]) == {"ext4"}
+    assert set(runs["storage_fs"]) == {here.fstype, "ext4"}
     # nothing of the loop filesystem is left: no mount, no backing file, no loop device on it
     backing = study_env / "loopfs" / NAME / "backing.img"
     assert not backing.exists()

@@ -266,6 +266,10 @@ def results(runs: Sequence[Any]) -> Any:
         return frame
     if "label_op" in frame.columns:
         frame = frame.drop(columns=["label_op"])
+    for col in (*POINT_LABELS, "compression"):      # an imported run may lack a label: "" then
+        if col not in frame.columns:
+            frame[col] = pd.Series("", index=frame.index, dtype="string")
+        frame[col] = frame[col].fillna("")
     for col in ("threads", "chunk_kb"):
         frame[col] = pd.to_numeric(frame[col], errors="coerce").astype("Int64")
     frame["config"] = frame["chunk_kb"].astype(str) + " KiB chunks, " + frame["storage"].astype(str)
