@@ -21,8 +21,11 @@ x ``column_size``-byte columns (4 KiB rows by default):
   at once ``cache=empty run=b``, the sweep again (the study's RunA and RunB of ReadOnly-Empty)
 
 Every read run reads ``reads`` keys (or for ``read_s`` seconds: on a small machine a fixed count
-gives a 256-thread run too few intervals for the statistics) uniformly over 1..rows, with no unrecorded warm-up (the runs
-of a sweep follow one another, as the study's did; the steady window drops each run's start).
+gives a 256-thread run too few intervals for the statistics) uniformly over 1..rows, with no
+unrecorded warm-up (the runs of a sweep follow one another, as the study's did). Every figure and
+comparison of this study is over the **whole run**, not a steady window: the slow start of a read
+from an emptied cache is what the empty-cache runs measure, and a steady-state rule would cut it
+off as warm-up.
 """
 
 from __future__ import annotations
@@ -261,7 +264,7 @@ def results(runs: Sequence[Any]) -> Any:
 
     from cassperf.analysis import runs_frame
 
-    frame = runs_frame(runs)
+    frame = runs_frame(runs, steady=False)
     if frame.empty:
         return frame
     if "label_op" in frame.columns:
@@ -319,7 +322,7 @@ def run_ab(runs: Sequence[Any], reps: int = 1000) -> Any:
         if b is None:
             continue
         for metric in ("rate_ops_s", "latency_p99_ms"):
-            c = compare_runs(a, b, "read", metric, reps=reps)
+            c = compare_runs(a, b, "read", metric, steady=False, reps=reps)
             rows.append({"storage": storage, "chunk_kb": int(chunk), "threads": int(threads), "metric": metric,
                          "run_a": c.a, "run_b": c.b, "change_pct": c.change_pct, "ci_low_pct": c.ci_low_pct,
                          "ci_high_pct": c.ci_high_pct, "significant": c.significant, "verdict": c.verdict,
@@ -366,7 +369,7 @@ def claims(runs: Sequence[Any], reps: int = 1000) -> Any:
             for cache, run in caches:
                 ra, rb = reads(s, chunk_a, cache, run), reads(s, chunk_b, cache, run)
                 for t in sorted(set(ra) & set(rb)):
-                    c = compare_runs(ra[t], rb[t], "read", metric, reps=reps)
+                    c = compare_runs(ra[t], rb[t], "read", metric, steady=False, reps=reps)
                     v = rule(c)
                     verdicts.append(v)
                     shown.append(f"{s}, {cache} cache, {t} thr: {chunk_b} vs {chunk_a} KiB {c.change_pct:+.1f}% "
@@ -413,7 +416,7 @@ def claims(runs: Sequence[Any], reps: int = 1000) -> Any:
             sweep_runs = sorted(reads(s, chunk, "full", "a").items())
             if len(sweep_runs) >= 2:
                 (t1, r1), (t2, r2) = sweep_runs[-2], sweep_runs[-1]
-                c = compare_runs(r1, r2, "read", "rate_ops_s", reps=reps)
+                c = compare_runs(r1, r2, "read", "rate_ops_s", steady=False, reps=reps)
                 v = NOT_SHOWN if not decidable(c) else "does not hold" if c.significant and c.change_pct > 10 \
                     else HOLDS
                 tapers.append(v)
@@ -433,7 +436,7 @@ def claims(runs: Sequence[Any], reps: int = 1000) -> Any:
                 a, b = reads(s, chunk, *cache_a), reads(s, chunk, *cache_b)
                 common = sorted(set(a) & set(b))
                 for i, t in enumerate(common):
-                    c = compare_runs(a[t], b[t], "read", "rate_ops_s", reps=reps)
+                    c = compare_runs(a[t], b[t], "read", "rate_ops_s", steady=False, reps=reps)
                     v = higher(c)
                     if i > 0 and v != "does not hold":
                         v = f"{v}, not decisive"
