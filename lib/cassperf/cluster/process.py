@@ -69,6 +69,8 @@ def terminate(pids: dict[int, Path], timeout_s: float = 60.0) -> list[int]:
     alive = _wait_gone(ours, timeout_s)
     killed = []
     for pid in alive:
+        if not is_ours(pid, ours[pid]):
+            continue
         try:
             psutil.Process(pid).kill()
             killed.append(pid)
@@ -79,64 +81,24 @@ def terminate(pids: dict[int, Path], timeout_s: float = 60.0) -> list[int]:
 
 
 def _wait_gone(pids: dict[int, Path], timeout_s: float, poll_s: float = 0.1) -> list[int]:
-    """Wait until none of `pids` is ours and alive (is_ours: a zombie is not); the pids left."""
+    """Wait until every one of `pids` has exited: vanished or a zombie (its sockets and files are
+    closed by then). A process in the middle of exiting no longer shows its command line, so
+    is_ours() cannot tell; the psutil handle taken here (pid plus start time) can. The pids left."""
+    procs = []
+    for pid in pids:
+        try:
+            procs.append(psutil.Process(pid))
+        except psutil.NoSuchProcess:
+            pass
+
+    def running(proc: psutil.Process) -> bool:
+        try:
+            return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
     deadline = time.monotonic() + timeout_s
-    left = [pid for pid in pids if is_ours(pid, pids[pid])]
+    left = [p for p in procs if running(p)]
     while left and time.monotonic() < deadline:
         time.sleep(poll_s)
-        left = [pid for pid in left if is_ours(pid, pids[pid])]
-    return left
-
-
-def wait_for_log(path: Path, offset: int, needle: str, alive: "callable[[], bool]", timeout_s: float,
-                 poll_s: float = 0.2) -> bool:
-    """Wait until `needle` appears in `path` after byte `offset`. Returns False when the process
-    died (alive() false) first; raises TimeoutError after `timeout_s`."""
-    deadline = time.monotonic() + timeout_s
-    buf = b""
-    pos = offset
-    needle_b = needle.encode()
-    while True:
-        if path.exists():
-            with open(path, "rb") as f:
-                f.seek(pos)
-                chunk = f.read()
-            if chunk:
-                pos += len(chunk)
-                buf = (buf + chunk)[-(len(needle_b) + 65536):]
-                if needle_b in buf:
-                    return True
-        if not alive():
-            return False
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{needle!r} not seen in {path} within {timeout_s:.0f} s")
-        time.sleep(poll_s)
-
-
-def wait_for_port(address: str, port: int, alive: "callable[[], bool]", timeout_s: float,
-                  poll_s: float = 0.1) -> bool:
-    """Wait until a TCP connection to (address, port) succeeds. False when the process died first;
-    TimeoutError after `timeout_s`."""
-    deadline = time.monotonic() + timeout_s
-    while True:
-        try:
-            with socket.create_connection((address, port), timeout=1.0):
-                return True
-        except OSError:
-            pass
-        if not alive():
-            return False
-        if time.monotonic() > deadline:
-            raise TimeoutError(f"{address}:{port} did not accept connections within {timeout_s:.0f} s")
-        time.sleep(poll_s)
-
-
-def tail(path: Path, lines: int = 30) -> list[str]:
-    if not path.exists():
-        return []
-    with open(path, "rb") as f:
-        f.seek(0, os.SEEK_END)
-        size = f.tell()
-        f.seek(max(0, size - 64 * 1024))
-        data = f.read().decode("utf-8", "replace")
-    return data.splitlines()[-lines:]
+        left = [p for p in left if running(p)]
+    return [p.pid for p in left]
