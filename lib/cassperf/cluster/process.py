@@ -102,3 +102,57 @@ def _wait_gone(pids: dict[int, Path], timeout_s: float, poll_s: float = 0.1) -> 
         time.sleep(poll_s)
         left = [p for p in left if running(p)]
     return [p.pid for p in left]
+
+
+def wait_for_log(path: Path, offset: int, needle: str, alive: "callable[[], bool]", timeout_s: float,
+                 poll_s: float = 0.2) -> bool:
+    """Wait until `needle` appears in `path` after byte `offset`. Returns False when the process
+    died (alive() false) first; raises TimeoutError after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    buf = b""
+    pos = offset
+    needle_b = needle.encode()
+    while True:
+        if path.exists():
+            with open(path, "rb") as f:
+                f.seek(pos)
+                chunk = f.read()
+            if chunk:
+                pos += len(chunk)
+                buf = (buf + chunk)[-(len(needle_b) + 65536):]
+                if needle_b in buf:
+                    return True
+        if not alive():
+            return False
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{needle!r} not seen in {path} within {timeout_s:.0f} s")
+        time.sleep(poll_s)
+
+
+def wait_for_port(address: str, port: int, alive: "callable[[], bool]", timeout_s: float,
+                  poll_s: float = 0.1) -> bool:
+    """Wait until a TCP connection to (address, port) succeeds. False when the process died first;
+    TimeoutError after `timeout_s`."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        try:
+            with socket.create_connection((address, port), timeout=1.0):
+                return True
+        except OSError:
+            pass
+        if not alive():
+            return False
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"{address}:{port} did not accept connections within {timeout_s:.0f} s")
+        time.sleep(poll_s)
+
+
+def tail(path: Path, lines: int = 30) -> list[str]:
+    if not path.exists():
+        return []
+    with open(path, "rb") as f:
+        f.seek(0, os.SEEK_END)
+        size = f.tell()
+        f.seek(max(0, size - 64 * 1024))
+        data = f.read().decode("utf-8", "replace")
+    return data.splitlines()[-lines:]
