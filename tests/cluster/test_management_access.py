@@ -25,12 +25,12 @@ from pathlib import Path
 
 import psutil
 import pytest
-from cassandra.concurrent import execute_concurrent_with_args
 
 from cassperf.cluster import LocalCluster
 from cassperf.cluster.jolokia import JolokiaEndpoint
 from cassperf.errors import ClusterError, ToolError
 from cassperf.sampler import ClusterSampler
+from tests.cluster.tables import two_flushed_sstables
 from tests.conftest import cassperf_processes
 
 pytestmark = pytest.mark.cluster
@@ -46,15 +46,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
     c = LocalCluster("jmxsec-access", "dc1:1", first_address="127.0.4.1", heap_mb=512, root=root)
     try:
         c.start()
-        s = c.session()
-        s.execute(f"CREATE KEYSPACE {KS} WITH replication = {{'class': 'NetworkTopologyStrategy', 'dc1': 1}}")
-        s.execute(f"CREATE TABLE {KS}.{TABLE} (k int PRIMARY KEY, v text)")
-        c.nodetool(1, "disableautocompaction", KS, TABLE)
-        insert = s.prepare(f"INSERT INTO {KS}.{TABLE} (k, v) VALUES (?, ?)")
-        for part in range(2):
-            execute_concurrent_with_args(s, insert, [(k, "v" * 50) for k in range(part * 500, part * 500 + 500)],
-                                         concurrency=32, raise_on_first_error=True)
-            c.nodetool(1, "flush", KS, TABLE)
+        two_flushed_sstables(c, KS, TABLE, rows_each=500, value_bytes=50)
         yield c
     finally:
         try:

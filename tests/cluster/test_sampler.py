@@ -11,11 +11,11 @@ from collections.abc import Callable
 import pandas as pd
 import psutil
 import pytest
-from cassandra.concurrent import execute_concurrent_with_args
 
 from cassperf.parsers import parse_text
 from cassperf.results.store import RunWriter, load_run
 from cassperf.sampler import ClusterSampler
+from tests.cluster.tables import two_flushed_sstables
 
 pytestmark = pytest.mark.cluster
 
@@ -46,15 +46,7 @@ def wait_for(what: str, predicate: Callable[[], bool], timeout_s: float) -> None
 
 def two_sstables_in_l0(cluster) -> None:
     """An LCS table with autocompaction off and two flushed SSTables of 1,000 rows each."""
-    s = cluster.session()
-    s.execute(f"CREATE KEYSPACE {KS} WITH replication = {{'class': 'NetworkTopologyStrategy', 'dc1': 1}}")
-    s.execute(f"CREATE TABLE {T} (k int PRIMARY KEY, v text) WITH compaction = {{'class': 'LeveledCompactionStrategy'}}")
-    cluster.nodetool(1, "disableautocompaction", KS, TABLE)
-    insert = s.prepare(f"INSERT INTO {T} (k, v) VALUES (?, ?)")
-    for part in range(2):
-        execute_concurrent_with_args(s, insert, [(k, "v" * 100) for k in range(part * 1000, part * 1000 + 1000)],
-                                     concurrency=64, raise_on_first_error=True)
-        cluster.nodetool(1, "flush", KS, TABLE)
+    two_flushed_sstables(cluster, KS, TABLE, rows_each=1000, value_bytes=100, compaction="LeveledCompactionStrategy")
 
 
 def tablestats_row(cluster) -> pd.Series:

@@ -3,6 +3,7 @@ parameter sets checked before anything runs, bad input refused in one line. No k
 
 from __future__ import annotations
 
+import json
 import re
 
 import pytest
@@ -14,7 +15,7 @@ from cassperf.errors import ConfigError
 from cassperf.report.clusters import ClusterNeed, cluster_need
 from cassperf.report.index import ReportRecord, write_index, write_record
 from cassperf.report.params import discover_notebooks, notebook_parameters, resolve, select_notebooks
-from cassperf.report.pipeline import execution_order
+from cassperf.report.pipeline import execution_order, load_seconds
 from tests.notebooks.reportkit import write_notebook
 
 PARAMS = '''rows: int = 10  # rows to write
@@ -141,13 +142,14 @@ def _record(name: str, ok: bool, **kw) -> ReportRecord:
 
 def test_the_index_lists_every_report_with_status_duration_parameters_and_runs(tmp_path):
     write_record(tmp_path, _record("02-b.ipynb", False, duration_s=130.0, parameter_set="mine.yaml", runs_stored=0))
-    write_record(tmp_path, _record("01-a.ipynb", True))
+    write_record(tmp_path, _record("01-a.ipynb", True, load_s=60.3))
     page = write_index(tmp_path).read_text()
     rows = re.findall(r"<tr class=\"(ok-row|failed-row)\">(.*?)</tr>", page, re.S)
     assert [r[0] for r in rows] == ["ok-row", "failed-row"]
     cells = [re.findall(r"<td[^>]*>(.*?)</td>", r[1], re.S) for r in rows]
     strip = [[re.sub(r"<[^>]+>", " ", c).split() for c in row] for row in cells]
-    assert strip[0][:5] == [["01-A.IPYNB", "01-a.ipynb"], ["ok"], ["75", "s"], ["local"], ["3"]]
+    assert strip[0][:5] == [["01-A.IPYNB", "01-a.ipynb"], ["ok"], ["75", "s", "80%", "in", "workload", "runs"],
+                            ["local"], ["3"]]
     assert strip[1][:5] == [["02-B.IPYNB", "02-b.ipynb"], ["failed", "cell", "4:", "RuntimeError:", "disk", "full"],
                             ["2", "min", "10", "s"], ["mine.yaml"], ["0"]]
     assert '<a href="01-a.html">' in page and '<a href="02-b.html">' in page
@@ -156,6 +158,24 @@ def test_the_index_lists_every_report_with_status_duration_parameters_and_runs(t
     write_record(tmp_path, _record("01-a.ipynb", True, runs_stored=7))
     page = write_index(tmp_path).read_text()
     assert page.count("<tr class=") == 2 and ">7<" in page
+
+
+def _manifest(runs, name: str, started: str, ended: str | None, warmup: bool, warmup_s: float = 2.0) -> None:
+    (runs / name).mkdir(parents=True)
+    m = {"run_id": name, "started_utc": started, "parameters": {"warmup": warmup, "engine": {"warmup_s": warmup_s}}}
+    if ended:
+        m["ended_utc"] = ended
+    (runs / name / "manifest.json").write_text(json.dumps(m))
+
+
+def test_time_in_workload_runs_is_each_runs_recorded_load_plus_its_warm_up(tmp_path):
+    _manifest(tmp_path, "a", "2026-11-23T14:56:03.500000Z", "2026-11-23T14:56:13.500000Z", True)    # 10 s + 2 s
+    _manifest(tmp_path, "b", "2026-11-23T14:57:00Z", "2026-11-23T14:57:04.250000Z", False)           # 4.25 s, cold
+    _manifest(tmp_path, "c", "2026-11-23T14:58:00Z", None, True)                                     # killed: no end
+    (tmp_path / "d").mkdir()                                                                         # no manifest
+    assert load_seconds(tmp_path, {"a", "b", "c", "d"}) == pytest.approx(16.25)
+    assert load_seconds(tmp_path, {"b"}) == pytest.approx(4.25)
+    assert load_seconds(tmp_path, set()) == 0.0
 
 
 def test_every_parameter_file_of_the_project_is_a_plain_mapping_of_its_notebooks_parameters():
@@ -187,3 +207,18 @@ def test_a_parameter_papermill_cannot_read_is_named_with_its_line_and_the_fix(ho
     with pytest.raises(ConfigError, match=re.escape(f"{mine}: 'contact_points' is in the parameters cell of "
                                                     "03-quoted.ipynb (line 2)")):
         resolve(nb, str(mine))
+
+
+def test_a_notebook_that_starts_its_own_clusters_runs_last_and_gets_none_from_the_pipeline(home):
+    from cassperf.report.clusters import starts_own_clusters
+
+    own = PARAMS + '\ndeployments: str = "5.0.6:java17:disk"  # one cluster per deployment\ncontact_points: str = ""  # x'
+    nbs = home / "notebooks"
+    plans = [(resolve(write_notebook(nbs, "00-a.ipynb", PARAMS, [])), None),
+             (resolve(write_notebook(nbs, "01-b.ipynb", PARAMS, [])), ClusterNeed("x", "dc1:1", "127.0.0.1", None, None)),
+             (resolve(write_notebook(nbs, "02-own.ipynb", own, [])), None)]
+    assert [r.notebook.stem for r, _ in execution_order(list(reversed(plans)))] == ["00-a", "01-b", "02-own"]
+    assert starts_own_clusters(plans[2][0].effective)
+    assert not starts_own_clusters({**plans[2][0].effective, "analyse_only": True})
+    assert not starts_own_clusters({**plans[2][0].effective, "contact_points": "10.0.0.5"})
+    assert not starts_own_clusters(plans[0][0].effective)

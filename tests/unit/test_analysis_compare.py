@@ -194,3 +194,18 @@ def test_bucket_values_follow_the_hdr_package() -> None:
         value = tmpl.get_value_from_index(idx)
         lo, hi = tmpl.get_lowest_equivalent_value(value), tmpl.get_highest_equivalent_value(value)
         assert (high[j], mid[j]) == (hi, lo + ((hi - lo + 1) >> 1))
+
+
+def test_a_runs_rate_ci_is_students_t_over_its_batch_means() -> None:
+    from scipy import stats as sps
+
+    from cassperf.analysis.compare import rate_ci
+
+    values = counts(21, 1000)                              # 60 independent 1 s intervals: batches of one
+    half, problem = rate_ci(op_samples(shaped_run(values), "write"))
+    expected = sps.t.ppf(0.975, 59) * np.std(values, ddof=1) / math.sqrt(60)
+    assert problem == "" and half == pytest.approx(expected, rel=1e-9)
+    few, why = rate_ci(op_samples(shaped_run(values[:4]), "write"))
+    assert math.isnan(few) and why == "too few intervals (4 < 5)"
+    trend, why = rate_ci(op_samples(shaped_run(list(range(100, 1300, 20))), "write"))
+    assert math.isnan(trend) and why.startswith("intervals too autocorrelated for a test")

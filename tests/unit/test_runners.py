@@ -165,6 +165,13 @@ def test_parsed_stress_output_is_stored_on_the_runs_clock(fixtures, tmp_path):
     total = loaded.summary[loaded.summary["op"] == "total"].iloc[0]
     assert total["rate_ops_s"] == 483 and total["latency_p99_ms"] == 92.8 and total["count"] == 25000
     assert loaded.manifest["tool_started_utc"].endswith("Z")
+    # cassandra-stress prints a running total of ops: the stored run says so, and the analysis
+    # differences it (without the flag every interval would count all ops so far: ~26x the rate)
+    assert loaded.manifest["count_is_total"] is True
+    from cassperf.analysis import runs_frame
+
+    whole = runs_frame([loaded], op="total", steady=False).iloc[0]
+    assert whole["rate_ops_s"] == pytest.approx(483, rel=0.05)       # the tool's own figure for the run
 
 
 # ---- latte ---------------------------------------------------------------------------------------
@@ -354,3 +361,20 @@ def test_latte_writes_and_reads_keyspace1_standard1_into_one_run_with_the_sample
         run_latte(missed, run3, cluster=cluster, executable=latte, schema=False, progress=False, timeout_s=300)
     warned = [w for w in load_run(run3.path).warnings if "found no row" in w]
     assert len(warned) == 1 and warned[0].startswith("latte: 1,000 of 1,000 reads (100.0%) found no row; "), warned
+
+
+def test_a_stress_hdr_log_is_stored_on_the_runs_clock_by_its_epoch_times(tmp_path):
+    from cassperf import hdr
+    from cassperf.parsers.hdr_log import write_hdr_log
+    from cassperf.workload.runners.stress_runner import _store_hdr
+
+    with RunWriter(tool="cassandra-stress", root=tmp_path) as run:
+        started = pd.Timestamp(run.manifest["started_utc"]).timestamp()
+        # the tool began measuring 3.25 s after the run's start; intervals of 1 s from there
+        rows = [("WRITE-st", float(s), float(s + 1), hdr.histogram_from_samples([1_000_000 + s] * 10)) for s in range(4)]
+        path = tmp_path / "stress.hdr"
+        write_hdr_log(rows, path, start_epoch_s=started + 3.25)
+        _store_hdr(run, path)
+    loaded = load_run(run.path)
+    assert list(loaded.histograms["start_s"]) == pytest.approx([3.25, 4.25, 5.25, 6.25], abs=1e-3)
+    assert list(loaded.histograms["end_s"]) == pytest.approx([4.25, 5.25, 6.25, 7.25], abs=1e-3)

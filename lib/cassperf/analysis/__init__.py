@@ -7,7 +7,10 @@ compare   change %, 95% CI and a verdict: Welch on batch means, block bootstrap 
           unstable runs flagged
 tables    the published garbagecollect table; one row per run for sweep charts
 sweep     sweep plans (parameter products) and which points still have no stored run
-format    the published number style: 1.5k/s, 10.28k micros
+format    the published number style: 1.5k/s, 10.28k micros, 60 263
+machines  which machine a run was measured on (label, hardware record) and which runs share a table
+node_cpu  node CPU over a window from the sampler's process CPU, CPU per 1,000 rows
+deployments  the deployment study's row-rate table per machine
 
 This package imports nothing from cassperf.workload, cassperf.cluster, cassperf.sampler or
 cassperf.parsers (tests/unit/test_analysis_imports.py checks it).

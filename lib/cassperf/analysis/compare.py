@@ -142,6 +142,17 @@ def welch(va: np.ndarray, vb: np.ndarray) -> tuple[float, float]:
     return float(2 * sps.t.sf(abs(diff) / se, df)), float(sps.t.ppf(0.5 + CONFIDENCE / 2, df) * se)
 
 
+def rate_ci(samples: OpSamples) -> tuple[float, str]:
+    """(95% CI half width in ops/s, problem) of one op's mean throughput over its intervals,
+    from batch means (the batching rule above) and Student's t; NaN with the problem stated
+    when the intervals allow no batching (too few, or too autocorrelated)."""
+    means, _, problem = batch_means(samples.count, samples.end_s - samples.start_s)
+    if means is None:
+        return math.nan, problem
+    m = len(means)
+    return float(sps.t.ppf(0.5 + CONFIDENCE / 2, m - 1) * means.std(ddof=1) / math.sqrt(m)), ""
+
+
 def _welch_batches(num_a: np.ndarray, den_a: np.ndarray, num_b: np.ndarray, den_b: np.ndarray) \
         -> tuple[float, float | None, str, str]:
     """(CI half width in % of A, p, problem, method) of Welch's test on batch means."""

@@ -6,6 +6,8 @@
     fmt_micros(548.67)  -> "548.67 micros"
     fmt_ms(12.345)      -> "12.35 ms"
     fmt_pct(12.34)      -> "+12.3%"          a change, always signed
+    fmt_rows(60263.4)   -> "60 263"          the deployment study's style: whole numbers, a space
+                                             between thousands (../shared/studies/003_*)
 
 NaN or None gives "n/a", so a missing figure never reads as a number.
 """
@@ -51,3 +53,9 @@ def fmt_ms(ms: float | None, decimals: int = 2) -> str:
 def fmt_pct(pct: float | None, decimals: int = 1) -> str:
     """A change in percent, signed: "+12.3%", "-4.0%"."""
     return NA if _missing(pct) else f"{float(pct):+.{decimals}f}%"  # type: ignore[arg-type]
+
+
+def fmt_rows(value: float | None, decimals: int = 0) -> str:
+    """A rate or count in the deployment study's style: "60 263" (space between thousands);
+    ``decimals`` for small figures ("12.5")."""
+    return NA if _missing(value) else f"{float(value):,.{decimals}f}".replace(",", " ")  # type: ignore[arg-type]

@@ -27,6 +27,7 @@ from cassperf.analysis.select import (
     in_window,
     interval_counts,
     op_rows,
+    ops_of,
     run_name,
 )
 from cassperf.results.model import Run
@@ -223,3 +224,14 @@ def combine(parts: Sequence[OpSamples], op: str) -> OpSamples:
     note = "; ".join(dict.fromkeys(p.note for p in parts if p.note))
     return replace(first, op=op, tag="+".join(str(p.tag) for p in parts), count=count, mean_ms=mean, rows=rows,
                    hist=hist, pct=None, note=note)
+
+
+def group_samples(run: Run, op: str | tuple[str, Sequence[str]], start_s: float = -np.inf,
+                  end_s: float = np.inf) -> tuple[str, OpSamples]:
+    """An op's samples between start_s and end_s, named; ``(name, [ops])`` combines those of
+    the ops the run has under one name (e.g. ``("write", ["write", "delete"])``: every mutation)."""
+    if isinstance(op, str):
+        return op, op_samples(run, op, start_s, end_s)
+    name, parts = op
+    present = [p for p in parts if p in ops_of(run)] or list(parts)[:1]
+    return name, combine([op_samples(run, p, start_s, end_s) for p in present], name)

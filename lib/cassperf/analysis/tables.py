@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cassperf.analysis.compare import compare_samples, stability
+from cassperf.analysis.compare import compare_samples, rate_ci, stability
 from cassperf.analysis.format import fmt_micros, fmt_rate
-from cassperf.analysis.samples import OpSamples, combine, op_samples
+from cassperf.analysis.samples import group_samples, op_samples
 from cassperf.analysis.select import AnalysisError, ops_of, run_name
 from cassperf.analysis.steady import steady_state
 from cassperf.analysis.windows import Window, run_window, stats_of
@@ -34,15 +34,6 @@ PHASE_COLUMNS = ["Metric", "Steady State", "With GarbageCollect", "steady_value"
                  "change_pct", "ci_low_pct", "ci_high_pct", "p_value", "significant", "verdict", "method"]
 
 
-def _samples(run: Run, op: str | tuple[str, Sequence[str]], window: Window) -> tuple[str, OpSamples]:
-    """An op's samples in a window; ("write", ["write", "delete"]) combines ops under one name."""
-    if isinstance(op, str):
-        return op, op_samples(run, op, window.start_s, window.end_s)
-    name, parts = op
-    present = [p for p in parts if p in ops_of(run)] or list(parts)[:1]
-    return name, combine([op_samples(run, p, window.start_s, window.end_s) for p in present], name)
-
-
 def phase_table(run: Run, steady: Window, phase: Window,
                 ops: Sequence[str | tuple[str, Sequence[str]]] = ("read", "write"),
                 phase_title: str = "With GarbageCollect", steady_title: str = "Steady State",
@@ -55,8 +46,8 @@ def phase_table(run: Run, steady: Window, phase: Window,
     "delete"])`` for every mutation under one "Write" row."""
     rows: list[dict[str, Any]] = []
     for wanted in ops:
-        op, sa = _samples(run, wanted, steady)
-        _, sb = _samples(run, wanted, phase)
+        op, sa = group_samples(run, wanted, steady.start_s, steady.end_s)
+        _, sb = group_samples(run, wanted, phase.start_s, phase.end_s)
         fa, fb = stats_of(sa), stats_of(sb)
         for title, metric, unit, scale in PHASE_ROWS:
             c = compare_samples(sa, sb, metric, reps, seed)
@@ -71,7 +62,7 @@ def phase_table(run: Run, steady: Window, phase: Window,
     return pd.DataFrame(rows, columns=columns)
 
 
-RUN_FIGURES = ["op", "rate_ops_s", "row_rate_s", "latency_mean_ms", "latency_p50_ms", "latency_p95_ms",
+RUN_FIGURES = ["op", "rate_ops_s", "rate_ci_ops_s", "row_rate_s", "latency_mean_ms", "latency_p50_ms", "latency_p95_ms",
                "latency_p99_ms", "errors", "error_share", "cv", "unstable", "latency_type", "percentiles_merged",
                "window_start_s", "window_end_s", "window_note"]
 
@@ -80,8 +71,9 @@ def runs_frame(runs: Iterable[Run], op: str | None = None, steady: bool = True, 
     """One row per run (per run and op when op is None) with run_id, every label as a column
     (`label_<key>` where a label would clash with a figure's name), then RUN_FIGURES: figures
     over the run's steady window (whole run when steady=False), latency HDR-merged; cv and
-    unstable from the op's interval throughput (compare.stability). A run without `op` has no
-    row."""
+    unstable from the op's interval throughput (compare.stability); rate_ci_ops_s the 95% CI
+    half width of rate_ops_s from batch means (compare.rate_ci; NaN when the intervals allow
+    none). A run without `op` has no row."""
     records: list[dict[str, Any]] = []
     label_keys: list[str] = []
     for run in runs:
@@ -101,7 +93,7 @@ def runs_frame(runs: Iterable[Run], op: str | None = None, steady: bool = True, 
             figures = stats_of(s)
             cv, unstable = stability(s.rate_ops_s)
             records.append({"run_id": run_name(run), "labels": dict(run.labels), "op": name,
-                            "rate_ops_s": figures["rate_ops_s"], "row_rate_s": _row_rate(s.rows),
+                            "rate_ops_s": figures["rate_ops_s"], "rate_ci_ops_s": rate_ci(s)[0], "row_rate_s": _row_rate(s.rows),
                             **{k: figures[k] for k in ("latency_mean_ms", "latency_p50_ms", "latency_p95_ms",
                                                        "latency_p99_ms", "errors", "error_share", "latency_type",
                                                        "percentiles_merged")},

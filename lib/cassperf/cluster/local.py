@@ -122,13 +122,15 @@ class LocalCluster(ClusterHandle):
                     DC's nodes then live in a network namespace of their own, on 10.<o3>.<dc>.x
                     (cassperf.cluster.netns); needs root. nodetool, cqlsh and clients reach them
                     through `in_dc(dc)` / `dc_command(dc, argv)`.
+    java_home       the Java the nodes (and nodetool) run on, a folder with bin/java; None:
+                    $JAVA_HOME, else the java on PATH (e.g. a Java 11 for 4.1 beside 5.0 on 17)
     """
 
     def __init__(self, name: str = "cassperf", topology: str | Topology = "dc1:1", version: str = DEFAULT_VERSION,
                  heap_mb: int = 1024, yaml_overrides: dict[str, Any] | None = None,
                  jvm_options: list[str] | None = None, first_address: str = "127.0.0.1", jolokia: bool = True,
                  root: Path | None = None, start_timeout_s: float = 180.0,
-                 inter_dc_rtt_ms: float | None = None) -> None:
+                 inter_dc_rtt_ms: float | None = None, java_home: Path | str | None = None) -> None:
         super().__init__()
         if not name or not all(c.isalnum() or c in "-_" for c in name):
             raise ConfigError(f"cluster name {name!r}: use letters, digits, '-' and '_'")
@@ -142,6 +144,7 @@ class LocalCluster(ClusterHandle):
         self.jvm_options = list(jvm_options or [])
         self.first_address = first_address
         self.use_jolokia = jolokia
+        self.java_home = Path(java_home) if java_home else None   # None: JAVA_HOME, else java on PATH
         self.start_timeout_s = start_timeout_s
         self.root = (root or config.clusters_dir()) / name
         offset = int(ipaddress.IPv4Address(first_address)) - int(ipaddress.IPv4Address("127.0.0.1"))
@@ -216,7 +219,7 @@ class LocalCluster(ClusterHandle):
 
     def java(self) -> Java:
         if self._java is None:
-            self._java = java_info()
+            self._java = java_info(self.java_home / "bin" / "java" if self.java_home else None)
             check_java_for(self.version, self._java)
         return self._java
 

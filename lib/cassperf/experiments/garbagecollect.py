@@ -195,15 +195,13 @@ def claims(run: Any, keyspace: str, reps: int = 1000) -> Any:
     """The published findings checked on this run (cassperf.analysis.claims)."""
     from cassperf.analysis.claims import FAILS, HOLDS, NOT_SHOWN, Claim, alike, claims_frame, higher, sample_test
     from cassperf.analysis.compare import compare_samples
-    from cassperf.analysis.samples import combine, op_samples
+    from cassperf.analysis.samples import group_samples
     from cassperf.analysis.series import table_metric
 
     steady, gc = windows(run)
 
     def samples(op: Any, w: Any) -> Any:
-        if isinstance(op, str):
-            return op_samples(run, op, w.start_s, w.end_s)
-        return combine([op_samples(run, p, w.start_s, w.end_s) for p in op[1]], op[0])
+        return group_samples(run, op, w.start_s, w.end_s)[1]
 
     def cmp(op: Any, metric: str) -> Any:
         return compare_samples(samples(op, steady), samples(op, gc), metric, reps)

@@ -14,6 +14,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
+from cassperf.cluster.jmx_ops import CACHES, STORAGE_SERVICE, JmxOp, JmxOpsUnavailable, run_ops
 from cassperf.errors import CassperfError, ToolError
 from cassperf.sampler.base import cluster_nodes
 
@@ -61,20 +62,44 @@ def drop_page_cache() -> str | None:
     return None
 
 
+def _flush_and_invalidate(cluster: Any, keyspace: str | None) -> tuple[list[NodeResult], list[NodeResult]]:
+    """Flush ``keyspace`` (every keyspace when None) and invalidate the key and row caches on
+    every node: (flush results, cache results). An embedded cluster does it from one JVM per DC
+    (cassperf.cluster.jmx_ops, ~2 s); otherwise, or when that cannot run, nodetool per node
+    and command (three JVM starts per node)."""
+    if keyspace:
+        names = [n.handle for n in cluster_nodes(cluster)]
+        ops = [op for node in names for op in (
+            JmxOp(node, STORAGE_SERVICE, "forceKeyspaceFlush", (keyspace, "")),
+            JmxOp(node, CACHES, "invalidateKeyCache"), JmxOp(node, CACHES, "invalidateRowCache"))]
+        t0 = time.monotonic()
+        try:
+            results = run_ops(cluster, ops)
+        except JmxOpsUnavailable:
+            pass
+        else:
+            took = time.monotonic() - t0
+            rows = [NodeResult(str(r.op.node), (r.op.operation, *r.op.args), r.ok, r.output, took) for r in results]
+            return ([r for r in rows if r.args[0] == "forceKeyspaceFlush"],
+                    [r for r in rows if r.args[0] != "forceKeyspaceFlush"])
+    flushed = on_every_node(cluster, "flush", *([keyspace] if keyspace else []))
+    with ThreadPoolExecutor(max_workers=2) as pool:   # the two caches at once: one JVM start each per node
+        key, row = pool.map(lambda what: on_every_node(cluster, what), ["invalidatekeycache", "invalidaterowcache"])
+    return flushed, key + row
+
+
 def make_cold(cluster: Any, *, restart: bool = False, keyspace: str | None = None) -> str:
     """Empty what caches reads before a cold run "a", and say exactly what was done.
 
-    Always: ``nodetool flush [keyspace]`` (so reads come from SSTables, not memtables) and
-    ``invalidatekeycache`` / ``invalidaterowcache`` on every node, then the OS page cache
+    Always: the keyspace flushed (so reads come from SSTables, not memtables) and the key and
+    row caches invalidated on every node (what ``nodetool flush``, ``invalidatekeycache`` and
+    ``invalidaterowcache`` do), then the OS page cache
     dropped (root; stated when not permitted). ``restart=True`` (a LocalCluster) also restarts
     every node, which empties Cassandra's chunk cache and buffer pools, as the published
     study's first runs had them; without it those stay warm (stated)."""
     done: list[str] = []
-    flushed = on_every_node(cluster, "flush", *([keyspace] if keyspace else []))
+    flushed, caches = _flush_and_invalidate(cluster, keyspace)
     done.append("memtables flushed" if all(r.ok for r in flushed) else f"flush failed on {_failures(flushed)}")
-    with ThreadPoolExecutor(max_workers=2) as pool:   # the two caches at once: one JVM start each per node
-        key, row = pool.map(lambda what: on_every_node(cluster, what), ["invalidatekeycache", "invalidaterowcache"])
-    caches = key + row
     done.append("key and row caches invalidated" if all(r.ok for r in caches)
                 else f"cache invalidation failed on {_failures(caches)}")
     if restart and hasattr(cluster, "stop") and hasattr(cluster, "start"):

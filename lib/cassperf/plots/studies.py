@@ -21,17 +21,56 @@ def _latency_title(latency_type: str | None) -> str:
     return "latency (ms" + (f", {latency_type} time)" if latency_type else ")")
 
 
+#: the column holding a figure's 95% CI half width (cassperf.analysis.runs_frame)
+CI_COLUMNS = {"rate_ops_s": "rate_ci_ops_s"}
+UNCERTAINTY_NOTE = ("error bars: 95% CI of the mean (batch means of the intervals; none where the intervals "
+                    "allow no CI); <b>unstable</b>: interval throughput CV ≥ 10%, not a steady figure")
+
+
+def _uncertainty(part: pd.DataFrame, y: str) -> tuple[dict | None, list[str]]:
+    """(plotly error_y, bar texts): the CI half width where the frame has it, and each value
+    marked "unstable" where the run's intervals were."""
+    ci = CI_COLUMNS.get(y)
+    error = None
+    if ci in part.columns:
+        error = {"type": "data", "array": part[ci].astype("float64").fillna(0).to_numpy(), "visible": True,
+                 "thickness": 1.2}
+    unstable = part["unstable"].fillna(False).astype(bool) if "unstable" in part.columns else pd.Series(
+        False, index=part.index)
+    texts = [f"{v:,.0f}" + (" unstable" if u else "") for v, u in zip(part[y], unstable, strict=True)]
+    return error, texts
+
+
+def _caption(fig: go.Figure, frame: pd.DataFrame, y: str) -> None:
+    if CI_COLUMNS.get(y) in frame.columns or "unstable" in frame.columns:
+        # below the x axis title: anchored at the bottom edge of the figure, not in plot units
+        fig.add_annotation(text=UNCERTAINTY_NOTE, xref="paper", yref="paper", x=0, y=0, yshift=-78, showarrow=False,
+                           xanchor="left", yanchor="top", font={"size": 11, "color": "#52606d"})
+        fig.update_layout(margin={**_LAYOUT["margin"], "b": 105}, height=_LAYOUT["height"] + 30)
+
+
+def _log_ticks(fig: go.Figure, values: pd.Series) -> None:
+    """A log x axis ticked at the swept values themselves (4, 16, 64, 256), not at 2, 3, ... 100."""
+    ticks = sorted({float(v) for v in pd.to_numeric(values, errors="coerce").dropna() if v > 0})
+    fig.update_xaxes(type="log", tickvals=ticks, ticktext=[f"{t:g}" for t in ticks])
+
+
 def bars(frame: pd.DataFrame, x: str, y: str, title: str, y_title: str, color: str | None = None,
          x_title: str | None = None) -> go.Figure:
-    """Bars of ``y`` per ``x`` (grouped by ``color`` when given); x keeps the frame's order."""
+    """Bars of ``y`` per ``x`` (grouped by ``color`` when given); x keeps the frame's order.
+    Throughput bars carry their 95% CI as error bars and say "unstable" on an unstable run
+    (the frame's rate_ci_ops_s and unstable columns), so noise never looks like a finding."""
     fig = go.Figure()
     groups = [(None, frame)] if color is None else list(frame.groupby(color, sort=False))
     for name, part in groups:
+        error, texts = _uncertainty(part, y)
         fig.add_bar(name=None if name is None else f"{color} {name}", x=part[x].astype(str), y=part[y],
-                    text=[f"{v:,.0f}" for v in part[y]], textposition="outside")
+                    error_y=error, text=texts, **({"textposition": "inside", "insidetextanchor": "end"} if error
+                                                  else {"textposition": "outside"}))
     fig.update_layout(title=title, barmode="group", xaxis_title=x_title or x, yaxis_title=y_title,
                       showlegend=color is not None, **_LAYOUT)
     fig.update_xaxes(type="category")
+    _caption(fig, frame, y)
     return fig
 
 
@@ -49,14 +88,18 @@ def latency_bars(frame: pd.DataFrame, x: str, title: str, latency_type: str | No
 
 def lines(frame: pd.DataFrame, x: str, y: str, color: str, title: str, y_title: str,
           x_title: str | None = None, log_x: bool = False) -> go.Figure:
-    """One line per ``color`` value of ``y`` against ``x`` (e.g. ops/s vs client threads per RF)."""
+    """One line per ``color`` value of ``y`` against ``x`` (e.g. ops/s vs client threads per
+    RF); throughput points carry their 95% CI and "unstable" as in ``bars``."""
     fig = go.Figure()
     for name, part in frame.groupby(color, sort=False):
         part = part.sort_values(x)
-        fig.add_scatter(name=f"{color} {name}", x=part[x], y=part[y], mode="lines+markers")
+        error, texts = _uncertainty(part, y)
+        fig.add_scatter(name=f"{color} {name}", x=part[x], y=part[y], mode="lines+markers", error_y=error,
+                        hovertext=texts)
     fig.update_layout(title=title, xaxis_title=x_title or x, yaxis_title=y_title, **_LAYOUT)
+    _caption(fig, frame, y)
     if log_x:
-        fig.update_xaxes(type="log")
+        _log_ticks(fig, frame[x])
     return fig
 
 
@@ -73,7 +116,7 @@ def latency_lines(frame: pd.DataFrame, x: str, color: str, title: str, latency_t
                             line={"dash": dashes.get(p, "solid")})
     fig.update_layout(title=title, xaxis_title=x_title or x, yaxis_title=_latency_title(latency_type), **_LAYOUT)
     if log_x:
-        fig.update_xaxes(type="log")
+        _log_ticks(fig, frame[x])
     return fig
 
 
@@ -124,7 +167,28 @@ def sweep_charts(frame: pd.DataFrame, line: str, title: str, latency_type: str |
             part = part.sort_values(x)
             fig.add_scatter(name=str(name), x=part[x], y=part[y], mode="lines+markers")
         fig.update_layout(title=f"{title}: {what} vs {x_title}", xaxis_title=x_title, yaxis_title=unit, **_LAYOUT)
-        if log_x:
-            fig.update_xaxes(type="log")
+        if log_x and not frame.empty:
+            _log_ticks(fig, frame[x])
         figures.append(fig)
     return figures
+
+
+def deployment_bars(rows: pd.DataFrame, title: str) -> go.Figure:
+    """Two panels for one machine (cassperf.analysis.deployments.deployment_rows rows): row
+    rate per workload and node CPU per 1,000 rows, one bar colour per deployment."""
+    fig = make_subplots(rows=1, cols=2, subplot_titles=("row rate (row/s)", "node CPU per 1,000 rows (ms)"),
+                        horizontal_spacing=0.12)
+    from plotly.colors import qualitative
+
+    for i, (name, part) in enumerate(rows.groupby("deployment", sort=False)):
+        marker = {"color": qualitative.Plotly[i % len(qualitative.Plotly)]}   # one colour per deployment, both panels
+        fig.add_bar(name=str(name), x=part["workload"], y=part["row_rate_s"], legendgroup=str(name),
+                    marker=marker, text=[f"{v:,.0f}" for v in part["row_rate_s"]], textposition="outside",
+                    row=1, col=1)
+        fig.add_bar(name=str(name), x=part["workload"], y=part["cpu_ms_per_1k_rows"], legendgroup=str(name),
+                    marker=marker, showlegend=False, row=1, col=2)
+    fig.update_layout(title=title, barmode="group", legend_title="deployment", **_LAYOUT)
+    fig.update_xaxes(type="category", categoryorder="array", categoryarray=["write", "read", "mixed"])
+    fig.update_yaxes(title_text="row/s", row=1, col=1)
+    fig.update_yaxes(title_text="CPU ms per 1k rows", row=1, col=2)
+    return fig

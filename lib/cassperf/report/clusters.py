@@ -9,6 +9,11 @@ clusters of different shapes never share a folder.
 Before a notebook the pipeline reuses a running cluster of that name, or stops the clusters it
 started itself for earlier notebooks (other shapes: their addresses would clash) and starts
 the one needed. At the end it stops every cluster it started and leaves alone what ran before.
+
+A notebook that compares deployments (it declares a `deployments` parameter, e.g. 04) starts
+and stops a cluster of its own per deployment (`cassperf.experiments.deployment`): the pipeline
+provides none, runs it after the notebooks that need a pipeline cluster, and first stops the
+clusters it started, which would otherwise share the CPU and the addresses with its nodes.
 """
 
 from __future__ import annotations
@@ -52,6 +57,17 @@ def cluster_need(effective: dict[str, Any]) -> ClusterNeed | None:
     heap = effective.get("cluster_heap_mb")
     return ClusterNeed(cluster_name_for(base, topology), str(topology), effective.get("first_address") or "127.0.0.1",
                        int(heap) if heap else None, effective.get("cassandra_version") or None)
+
+
+#: The parameter by which a notebook declares that it starts its own clusters, one per deployment.
+OWN_CLUSTERS_PARAMETER = "deployments"
+
+
+def starts_own_clusters(effective: dict[str, Any]) -> bool:
+    """The notebook starts embedded clusters itself (see the module doc): it declares
+    `deployments`, names no cluster of the user's and is not asked to only analyse."""
+    return (OWN_CLUSTERS_PARAMETER in effective and bool(str(effective.get(OWN_CLUSTERS_PARAMETER) or "").strip())
+            and not str(effective.get("contact_points") or "").strip() and not effective.get("analyse_only"))
 
 
 @dataclass(frozen=True)

@@ -3,8 +3,9 @@
 Each pipeline run writes one record per notebook it ran (`reports/records/<stem>.json`); the
 index is rebuilt from all records, so running one notebook (`--notebook`) keeps the others'
 rows. A row: the report (linked), its status (failed: where and why), how long the notebook
-ran, the cluster it ran on and how long providing it took, the parameter set, the runs it
-stored, the report's size and when it was made.
+ran and how much of that its runs applied load (the rest is set-up between runs: schema,
+cold-cache steps, client start, analysis), the cluster it ran on and how long providing it
+took, the parameter set, the runs it stored, the report's size and when it was made.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class ReportRecord:
     size_bytes: int
     finished_utc: str
     commit: str | None
+    load_s: float = 0.0           # s the stored runs applied load (tool wall time, warm-up included)
 
 
 def records_dir(reports: Path) -> Path:
@@ -86,6 +88,12 @@ def _duration(s: float) -> str:
     return f"{s:.0f} s" if s < 120 else f"{int(s // 60)} min {s % 60:02.0f} s"
 
 
+def _load_share(r: ReportRecord) -> str:
+    if r.load_s <= 0 or r.duration_s <= 0:
+        return ""
+    return f'<div class="small">{r.load_s / r.duration_s:.0%} in workload runs</div>'
+
+
 def _row(r: ReportRecord) -> str:
     title = html.escape(r.title)
     link = f'<a href="{html.escape(r.html)}">{title}</a>' if r.html else title
@@ -101,7 +109,7 @@ def _row(r: ReportRecord) -> str:
         cluster += f'<div class="small">provided in {_duration(r.cluster_s)}</div>'
     commit = f' <code>{html.escape(r.commit)}</code>' if r.commit else ""
     return (f'<tr class="{"ok-row" if r.ok else "failed-row"}"><td>{report}</td><td>{status}</td>'
-            f'<td class="num">{_duration(r.duration_s)}</td><td>{html.escape(r.parameter_set)}</td>'
+            f'<td class="num">{_duration(r.duration_s)}{_load_share(r)}</td><td>{html.escape(r.parameter_set)}</td>'
             f'<td class="num">{r.runs_stored}</td><td>{cluster}</td><td class="num">{_size(r.size_bytes)}</td>'
             f'<td class="small">{html.escape(r.finished_utc)}{commit}</td></tr>')
 

@@ -12,6 +12,7 @@ with its status, duration, parameter set and the runs it stored.
 
 from __future__ import annotations
 
+import json
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,7 +22,7 @@ from typing import Any
 
 from cassperf import config
 from cassperf.errors import CassperfError, ConfigError
-from cassperf.report.clusters import ClusterNeed, PipelineClusters, cluster_need
+from cassperf.report.clusters import ClusterNeed, PipelineClusters, cluster_need, starts_own_clusters
 from cassperf.report.params import Resolved, resolve, select_notebooks, set_label
 
 
@@ -52,13 +53,33 @@ def _run_folders(runs: Path) -> set[str]:
     return {p.name for p in runs.iterdir() if p.is_dir()} if runs.is_dir() else set()
 
 
+def load_seconds(runs: Path, folders: set[str]) -> float:
+    """Seconds the runs in ``folders`` applied load: each manifest's ended_utc - started_utc
+    (the recorded load) plus its engine warm-up (unrecorded load before started_utc). A run
+    without both times counts 0."""
+    total = 0.0
+    for name in folders:
+        try:
+            m = json.loads((runs / name / "manifest.json").read_text(encoding="utf-8"))
+            started = datetime.fromisoformat(m["started_utc"].replace("Z", "+00:00"))
+            ended = datetime.fromisoformat(m["ended_utc"].replace("Z", "+00:00"))
+        except (OSError, ValueError, KeyError, TypeError, AttributeError):
+            continue
+        params = m.get("parameters") or {}
+        warmup = float((params.get("engine") or {}).get("warmup_s") or 0.0) if params.get("warmup") else 0.0
+        total += max(0.0, (ended - started).total_seconds()) + warmup
+    return total
+
+
 def execution_order(plans: list[tuple[Resolved, ClusterNeed | None]]) -> list[tuple[Resolved, ClusterNeed | None]]:
     """Notebooks needing the same cluster next to each other, in order of first appearance;
-    within a group (and for notebooks needing none) name order."""
+    within a group (and for notebooks needing none) name order. Notebooks that start their own
+    clusters (`starts_own_clusters`) come last: the pipeline's clusters are stopped before them."""
     first: dict[str | None, int] = {}
     for i, (_, need) in enumerate(plans):
         first.setdefault(need.name if need else None, i)
-    return sorted(plans, key=lambda p: (first[p[1].name if p[1] else None], p[0].notebook.name))
+    return sorted(plans, key=lambda p: (starts_own_clusters(p[0].effective), first[p[1].name if p[1] else None],
+                                        p[0].notebook.name))
 
 
 def _cluster_label(res: Resolved, need: ClusterNeed | None) -> str:
@@ -66,6 +87,8 @@ def _cluster_label(res: Resolved, need: ClusterNeed | None) -> str:
         return need.label
     if res.effective.get("contact_points"):
         return f"yours: {res.effective['contact_points']}"
+    if starts_own_clusters(res.effective):
+        return "its own, one per deployment"
     return "none"
 
 
@@ -127,17 +150,22 @@ def _run_one(res: Resolved, need: ClusterNeed | None, clusters: PipelineClusters
             log(f"  {'started' if provision.started else 'reused'} in {provision.seconds:.0f} s")
         except CassperfError as exc:
             error = f"cluster {need.name} could not start: {str(exc).splitlines()[0]}"
+    elif starts_own_clusters(res.effective):
+        stopped = clusters.stop_all()
+        if stopped:
+            log(f"{name}: starts its own cluster per deployment; stopped {', '.join(stopped)} first")
     executed = reports / "executed" / name
     from cassperf.report.header import PARAMETER_SET_ENV
 
     html_path: Path | None = reports / f"{res.notebook.stem}.html"
-    duration, runs_stored, size, title = 0.0, 0, 0, res.notebook.stem
+    duration, runs_stored, load_s, size, title = 0.0, 0, 0.0, 0, res.notebook.stem
     if error is None:
         log(f"{name}: running")
         executed.unlink(missing_ok=True)
         before = _run_folders(config.runs_dir())
         ex = execute(res.notebook, executed, res.given, env={PARAMETER_SET_ENV: label})
-        runs_stored = len(_run_folders(config.runs_dir()) - before)
+        new = _run_folders(config.runs_dir()) - before
+        runs_stored, load_s = len(new), load_seconds(config.runs_dir(), new)
         duration, error = ex.duration_s, ex.error
     if executed.exists() and (error is None or duration > 0):
         exported = export_html(executed, html_path, show_code=show_code or bool(res.effective.get("show_code")))
@@ -150,7 +178,8 @@ def _run_one(res: Resolved, need: ClusterNeed | None, clusters: PipelineClusters
         notebook=name, title=title, html=html_path.name if html_path else None, ok=result.ok, error=error,
         duration_s=duration, parameter_set=label, runs_stored=runs_stored, cluster=result.cluster,
         cluster_s=cluster_s, size_bytes=size, finished_utc=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        commit=commit))
-    log(f"{'ok    ' if result.ok else 'FAILED'} {name} ({duration:.0f} s, {runs_stored} runs stored)"
+        commit=commit, load_s=load_s))
+    share = f", {load_s / duration:.0%} of it in workload runs" if duration > 0 and load_s > 0 else ""
+    log(f"{'ok    ' if result.ok else 'FAILED'} {name} ({duration:.0f} s{share}, {runs_stored} runs stored)"
         + (f" -> {html_path}" if html_path else "") + (f"\n       {error}" if error else ""))
     return result

@@ -380,6 +380,13 @@ def stream_process(argv: Sequence[str], out: IO[str], on_line: Callable[[str], N
     return ProcessOutcome(shown, returncode, lines, started_utc, time.monotonic() - t0, timed_out.is_set())
 
 
+def shift_histograms(histograms: pd.DataFrame, offset_s: float | None) -> pd.DataFrame:
+    """HDR interval rows moved from the tool's clock to the run's (start_s, end_s + offset_s)."""
+    if not offset_s:
+        return histograms
+    return histograms.assign(start_s=histograms["start_s"] + offset_s, end_s=histograms["end_s"] + offset_s)
+
+
 def store_result(writer: Any, result: ParseResult, anchor: Anchor, *, table_prefix: str) -> list[Run]:
     """Append the parsed runs' frames to the writer. Interval times are moved from the tool's
     clock to the run's (seconds since the writer's started_utc) using `anchor`; the shift is
@@ -405,7 +412,7 @@ def store_result(writer: Any, result: ParseResult, anchor: Anchor, *, table_pref
         writer.append_intervals(intervals)
         writer.append_summary(summary)
         if not run.histograms.empty:
-            writer.append_histograms(run.histograms)
+            writer.append_histograms(shift_histograms(run.histograms, offset))
         for note in run.warnings:
             writer.warn(f"{result.format}: {note}")
     for name, frame in result.tables.items():
@@ -416,7 +423,7 @@ def store_result(writer: Any, result: ParseResult, anchor: Anchor, *, table_pref
         writer.warn(f"{result.format}: the tool's output was cut short; its figures cover what was printed")
     if runs:
         first = runs[0].manifest
-        for key in ("tool_version", "latency_type", "histogram_unit"):
+        for key in ("tool_version", "latency_type", "histogram_unit", "count_is_total"):
             if first.get(key) not in (None, ""):
                 writer.manifest[key] = first[key]
         if len(runs) > 1:

@@ -55,6 +55,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from cassperf.errors import ParseError, ToolError
 from cassperf.parsers import parse
 from cassperf.parsers.base import ParseResult
@@ -292,8 +294,15 @@ def _store_hdr(writer: Any, path: Path) -> None:
     except ParseError as exc:
         writer.warn(f"HDR log {path.name} not read: {exc}")
         return
+    started = pd.Timestamp(writer.manifest["started_utc"]).timestamp()
     for run in result.runs:
-        if not run.histograms.empty:
-            writer.append_histograms(run.histograms)
+        hist = run.histograms
+        if hist.empty:
+            continue
+        if "start_epoch_s" in hist.columns and hist["start_epoch_s"].notna().all():
+            # the log's own epoch times put each interval on the run's clock (seconds since started_utc)
+            length = hist["end_s"] - hist["start_s"]
+            hist = hist.assign(start_s=hist["start_epoch_s"] - started, end_s=hist["start_epoch_s"] - started + length)
+        writer.append_histograms(hist)
     writer.manifest.setdefault("histogram_unit", "ns")
 
