@@ -46,7 +46,7 @@ from cassperf.cluster.nodeconf import (
     server_command,
     write_node_conf,
 )
-from cassperf.cluster.preflight import PortUse, check_memory, check_ports
+from cassperf.cluster.preflight import PortUse, check_memory, check_ports, port_free
 from cassperf.cluster.topology import NodeSpec, Topology, parse_topology
 from cassperf.errors import ClusterError, ConfigError, ToolError
 
@@ -326,18 +326,35 @@ class LocalCluster(ClusterHandle):
         that had to be killed. Never signals a process that is not this cluster's."""
         self.close()
         pids = {}
+        stopped = []
         for n in self.nodes:
             pid = n.pid()
             if pid is not None:
                 pids[pid] = n.layout.root
+                stopped.append(n)
         killed = process.terminate(pids, timeout_s)
         for n in self.nodes:
             if n.popen is not None:
                 n.popen.poll()
                 n.popen = None
             n.layout.pid_file.unlink(missing_ok=True)
+        if self.network is None:
+            self._wait_ports_free(stopped, timeout_s)
         self._network_down()
         return [n.name for n in self.nodes if process.read_pid(n.layout.pid_file) in killed]
+
+    @staticmethod
+    def _wait_ports_free(nodes: list[LocalNode], timeout_s: float, poll_s: float = 0.2) -> None:
+        """After the nodes exited: wait until the kernel has let go of their ports (a socket of an
+        exited node can hold its JMX port for a while), so a start right after a stop (a cold
+        restart) does not find them taken. Gives up silently after `timeout_s`: start() then
+        names the port and who holds it."""
+        uses = [u for n in nodes for u in n.port_uses()]
+        deadline = time.monotonic() + timeout_s
+        while uses and time.monotonic() < deadline:
+            uses = [u for u in uses if not port_free(u.address, u.port)]
+            if uses:
+                time.sleep(poll_s)
 
     def destroy(self, timeout_s: float = 60.0) -> None:
         """Stop every node and remove the cluster's working folder (data, logs, conf)."""

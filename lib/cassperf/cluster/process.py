@@ -63,23 +63,45 @@ def terminate(pids: dict[int, Path], timeout_s: float = 60.0) -> list[int]:
             os.kill(pid, signal.SIGTERM)
         except ProcessLookupError:
             pass
+    # A node that exited is gone even while it is a zombie: a node started by another process (the
+    # report pipeline) is that process's child, and stays a zombie until it reaps it; waiting for
+    # the pid to vanish would wait the whole timeout.
+    alive = _wait_gone(ours, timeout_s)
+    killed = []
+    for pid in alive:
+        if not is_ours(pid, ours[pid]):
+            continue
+        try:
+            psutil.Process(pid).kill()
+            killed.append(pid)
+        except psutil.NoSuchProcess:
+            pass
+    _wait_gone({pid: ours[pid] for pid in killed}, 10)
+    return killed
+
+
+def _wait_gone(pids: dict[int, Path], timeout_s: float, poll_s: float = 0.1) -> list[int]:
+    """Wait until every one of `pids` has exited: vanished or a zombie (its sockets and files are
+    closed by then). A process in the middle of exiting no longer shows its command line, so
+    is_ours() cannot tell; the psutil handle taken here (pid plus start time) can. The pids left."""
     procs = []
-    for pid in ours:
+    for pid in pids:
         try:
             procs.append(psutil.Process(pid))
         except psutil.NoSuchProcess:
             pass
-    _, alive = psutil.wait_procs(procs, timeout=timeout_s)
-    killed = []
-    for proc in alive:
-        if is_ours(proc.pid, ours[proc.pid]):
-            try:
-                proc.kill()
-                killed.append(proc.pid)
-            except psutil.NoSuchProcess:
-                pass
-    psutil.wait_procs(alive, timeout=10)
-    return killed
+
+    def running(proc: psutil.Process) -> bool:
+        try:
+            return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
+    deadline = time.monotonic() + timeout_s
+    left = [p for p in procs if running(p)]
+    while left and time.monotonic() < deadline:
+        time.sleep(poll_s)
+        left = [p for p in left if running(p)]
+    return [p.pid for p in left]
 
 
 def wait_for_log(path: Path, offset: int, needle: str, alive: "callable[[], bool]", timeout_s: float,

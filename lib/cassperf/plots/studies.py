@@ -154,6 +154,25 @@ def shaded_panels(panels: Sequence[tuple[str, pd.DataFrame, str]], windows: Sequ
     return fig
 
 
+def sweep_charts(frame: pd.DataFrame, line: str, title: str, latency_type: str | None = None,
+                 x: str = "threads", x_title: str = "client threads", log_x: bool = True) -> list[go.Figure]:
+    """A thread sweep as the storage study drew it: ops/s against ``x``, then p50, p95 and p99
+    on separate charts (easier to read than three percentiles on one), one line per ``line``
+    value (named by the value itself)."""
+    figures = []
+    for y, what, unit in [("rate_ops_s", "ops/s", "ops/s"),
+                          *((f"latency_{p}_ms", f"latency {p}", _latency_title(latency_type)) for p in PERCENTILES)]:
+        fig = go.Figure()
+        for name, part in frame.groupby(line, sort=False):
+            part = part.sort_values(x)
+            fig.add_scatter(name=str(name), x=part[x], y=part[y], mode="lines+markers")
+        fig.update_layout(title=f"{title}: {what} vs {x_title}", xaxis_title=x_title, yaxis_title=unit, **_LAYOUT)
+        if log_x and not frame.empty:
+            _log_ticks(fig, frame[x])
+        figures.append(fig)
+    return figures
+
+
 def deployment_bars(rows: pd.DataFrame, title: str) -> go.Figure:
     """Two panels for one machine (cassperf.analysis.deployments.deployment_rows rows): row
     rate per workload and node CPU per 1,000 rows, one bar colour per deployment."""
