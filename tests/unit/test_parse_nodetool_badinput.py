@@ -291,3 +291,12 @@ def test_a_label_that_only_looks_like_a_known_field_never_fills_its_numeric_colu
     row = tables.iloc[0]
     assert math.isnan(row["memtable_switch_count"])
     assert row["field_memtable_switch_count"] == ":0"
+
+
+@needs_fixtures
+def test_an_unknown_info_field_whose_name_slugs_to_a_typed_column_keeps_its_own_name() -> None:
+    """The fuzz test's draw: 'Thrift active%' slugs to thrift_active (boolean); its text went there."""
+    text = text_of("nodetool-info").replace("Thrift active ", "Thrift active%", 1)
+    assert "Thrift active%" in text
+    info = format_by_name("nodetool-info").parse(text, "x.txt").tables["info"].iloc[0]
+    assert info["field_thrift_active"] == "true" and str(info["thrift_active"]) == "<NA>"

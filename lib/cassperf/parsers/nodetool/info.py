@@ -203,7 +203,10 @@ def parse(text: str, source: str = "<text>") -> ParseResult:
             elif cm := _CACHE_KEY_RE.match(key):
                 caches.append(_cache_row(cm.group("name"), value, result, ln.no, ln.text))
             else:
-                info[snake(key)] = value
+                # an unknown field whose name slugs to a typed column ("Thrift active%") must not put
+                # its text there: it keeps its own name, as the raw table does
+                slug = snake(key)
+                info[f"field_{slug}" if slug in INFO_COLUMNS else slug] = value
         except ValueError:
             result.warn(ln.no, ln.text, f"a number (or size) as the value of {key!r}")
     if known_seen == 0:
