@@ -29,3 +29,13 @@ def test_throughput_lines_carry_the_ci_too_and_other_figures_do_not():
     assert list(fig.data[0].hovertext) == ["1,500", "900 unstable", "880"]
     plain = bars(pd.DataFrame({"x": ["a"], "p": [3.0]}), "x", "p", "t", "ms")
     assert plain.data[0].error_y.array is None and not plain.layout.annotations
+
+
+def test_the_storage_sweep_charts_carry_the_ci_on_ops_s_only():
+    from cassperf.plots.studies import sweep_charts
+
+    frame = _frame().assign(config="64 KiB", latency_p50_ms=1.0, latency_p95_ms=2.0, latency_p99_ms=3.0)
+    ops, p50, *_ = sweep_charts(frame, "config", "Full cache")
+    assert list(ops.data[0].error_y.array) == [30.0, 0.0, 12.5]
+    assert [a.text for a in ops.layout.annotations] == [UNCERTAINTY_NOTE]
+    assert p50.data[0].error_y.array is None and not p50.layout.annotations

@@ -158,15 +158,18 @@ def sweep_charts(frame: pd.DataFrame, line: str, title: str, latency_type: str |
                  x: str = "threads", x_title: str = "client threads", log_x: bool = True) -> list[go.Figure]:
     """A thread sweep as the storage study drew it: ops/s against ``x``, then p50, p95 and p99
     on separate charts (easier to read than three percentiles on one), one line per ``line``
-    value (named by the value itself)."""
+    value (named by the value itself); ops/s with its 95% CI and "unstable" as in ``bars``."""
     figures = []
     for y, what, unit in [("rate_ops_s", "ops/s", "ops/s"),
                           *((f"latency_{p}_ms", f"latency {p}", _latency_title(latency_type)) for p in PERCENTILES)]:
         fig = go.Figure()
         for name, part in frame.groupby(line, sort=False):
             part = part.sort_values(x)
-            fig.add_scatter(name=str(name), x=part[x], y=part[y], mode="lines+markers")
+            error, texts = _uncertainty(part, y)
+            fig.add_scatter(name=str(name), x=part[x], y=part[y], mode="lines+markers", error_y=error,
+                            hovertext=texts)
         fig.update_layout(title=f"{title}: {what} vs {x_title}", xaxis_title=x_title, yaxis_title=unit, **_LAYOUT)
+        _caption(fig, frame, y)
         if log_x and not frame.empty:
             _log_ticks(fig, frame[x])
         figures.append(fig)
