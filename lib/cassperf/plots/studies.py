@@ -42,7 +42,7 @@ def _uncertainty(part: pd.DataFrame, y: str) -> tuple[dict | None, list[str]]:
 
 
 def _caption(fig: go.Figure, frame: pd.DataFrame, y: str) -> None:
-    if CI_COLUMNS.get(y) in frame.columns or "unstable" in frame.columns:
+    if CI_COLUMNS.get(y) in frame.columns:
         # below the x axis title: anchored at the bottom edge of the figure, not in plot units
         fig.add_annotation(text=UNCERTAINTY_NOTE, xref="paper", yref="paper", x=0, y=0, yshift=-78, showarrow=False,
                            xanchor="left", yanchor="top", font={"size": 11, "color": "#52606d"})
