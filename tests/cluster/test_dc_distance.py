@@ -126,8 +126,11 @@ def test_two_clusters_of_one_name_in_two_folders_keep_their_own_networks(tmp_pat
 
 def _child(code: str, env_extra: dict[str, str] | None = None) -> subprocess.Popen:
     env = {**os.environ, **(env_extra or {}), "PYTHONPATH": str(REPO)}
+    # SIGINT as a terminal gives it, even when the tests run as a background job (which inherits
+    # SIGINT ignored: the child would never see the Ctrl-C the signal test sends)
     return subprocess.Popen([sys.executable, "-c", textwrap.dedent(code)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env, cwd=REPO)
+                            stderr=subprocess.PIPE, text=True, env=env, cwd=REPO,
+                            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
 
 
 @ROOT_ONLY

@@ -48,3 +48,35 @@ def test_a_node_that_exited_as_another_process_zombie_is_gone_at_once_with_its_p
     finally:
         parent.kill()
         parent.wait()
+
+
+LEADER_GONE = """
+import ctypes, signal, socket, sys, threading, time
+s = socket.socket()
+s.bind(("127.0.0.1", 0))
+s.listen()
+# SIGTERM ends the main thread only, as when a JVM's main thread ends first: the pid then shows as
+# a zombie while another thread runs on, holding the socket (a node slow to exit)
+signal.signal(signal.SIGTERM, lambda *_: ctypes.CDLL(None).pthread_exit(None))
+threading.Thread(target=time.sleep, args=(120,)).start()
+print("port", s.getsockname()[1], flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_zombie_pid_whose_threads_still_run_has_not_exited(tmp_path: Path) -> None:
+    """A JVM whose main thread has ended shows its pid as a zombie while its other threads hold its
+    sockets: terminate() must wait for them (and SIGKILL after its timeout), not take it as gone."""
+    root = tmp_path / "node1"
+    node = subprocess.Popen([sys.executable, "-c", LEADER_GONE, process.marker(root)], stdout=subprocess.PIPE,
+                            text=True)
+    try:
+        port = int(node.stdout.readline().split()[1])
+        assert process.is_ours(node.pid, root) and not port_free("127.0.0.1", port)
+        killed = process.terminate({node.pid: root}, timeout_s=2)
+        assert killed == [node.pid], "a pid with live threads was taken as exited (or not killed: no command line)"
+        node.wait(10)
+        assert port_free("127.0.0.1", port)
+    finally:
+        node.kill()
+        node.wait()

@@ -55,53 +55,59 @@ def spawn(cmd: list[str], cwd: Path, log_path: Path, pid_file: Path, env: dict[s
 
 
 def terminate(pids: dict[int, Path], timeout_s: float = 60.0) -> list[int]:
-    """SIGTERM every pid that is ours, wait up to `timeout_s`, then SIGKILL those left.
-    Returns the pids that needed SIGKILL."""
-    ours = {pid: root for pid, root in pids.items() if is_ours(pid, root)}
-    for pid in ours:
-        try:
-            os.kill(pid, signal.SIGTERM)
-        except ProcessLookupError:
-            pass
-    # A node that exited is gone even while it is a zombie: a node started by another process (the
-    # report pipeline) is that process's child, and stays a zombie until it reaps it; waiting for
-    # the pid to vanish would wait the whole timeout.
-    alive = _wait_gone(ours, timeout_s)
-    killed = []
-    for pid in alive:
-        if not is_ours(pid, ours[pid]):
+    """SIGTERM every pid that is ours, wait up to `timeout_s` until each has exited, then
+    SIGKILL those left. Returns the pids that needed SIGKILL.
+
+    Which processes are ours is decided once, by their command line (is_ours), and each is then
+    held by a psutil handle (pid plus start time): an exiting JVM loses its command line, and a
+    pid reused meanwhile by another process is never signalled. A node that exited is gone even
+    while it is a zombie, as long as no thread of it runs: a node started by another process (the
+    report pipeline) stays that process's zombie until it reaps it, and waiting for the pid to
+    vanish would wait the whole timeout."""
+    procs = []
+    for pid, root in pids.items():
+        if not is_ours(pid, root):
             continue
         try:
-            psutil.Process(pid).kill()
-            killed.append(pid)
+            proc = psutil.Process(pid)
+            proc.send_signal(signal.SIGTERM)
+            procs.append(proc)
         except psutil.NoSuchProcess:
             pass
-    _wait_gone({pid: ours[pid] for pid in killed}, 10)
+    killed = []
+    for proc in _wait_exited(procs, timeout_s):
+        try:
+            proc.kill()          # psutil checks that pid and start time are still this process's
+            killed.append(proc.pid)
+        except psutil.NoSuchProcess:
+            pass
+    _wait_exited([p for p in procs if p.pid in killed], 10)
     return killed
 
 
-def _wait_gone(pids: dict[int, Path], timeout_s: float, poll_s: float = 0.1) -> list[int]:
-    """Wait until every one of `pids` has exited: vanished or a zombie (its sockets and files are
-    closed by then). A process in the middle of exiting no longer shows its command line, so
-    is_ours() cannot tell; the psutil handle taken here (pid plus start time) can. The pids left."""
-    procs = []
-    for pid in pids:
-        try:
-            procs.append(psutil.Process(pid))
-        except psutil.NoSuchProcess:
-            pass
-
-    def running(proc: psutil.Process) -> bool:
-        try:
-            return proc.is_running() and proc.status() != psutil.STATUS_ZOMBIE
-        except psutil.NoSuchProcess:
+def _running(proc: psutil.Process) -> bool:
+    """The process (this pid and start time) has a thread left running."""
+    try:
+        if not proc.is_running():
             return False
+        if proc.status() != psutil.STATUS_ZOMBIE:
+            return True
+        # A JVM whose main thread has ended shows its pid as a zombie while its other threads still
+        # run (and hold its sockets); it has exited only when no thread is left but the leader.
+        return len(os.listdir(f"/proc/{proc.pid}/task")) > 1
+    except (psutil.NoSuchProcess, FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def _wait_exited(procs: list[psutil.Process], timeout_s: float, poll_s: float = 0.1) -> list[psutil.Process]:
+    """Wait until every one of `procs` has exited (vanished, or a zombie with no thread left);
+    the ones still running after `timeout_s`."""
     deadline = time.monotonic() + timeout_s
-    left = [p for p in procs if running(p)]
+    left = [p for p in procs if _running(p)]
     while left and time.monotonic() < deadline:
         time.sleep(poll_s)
-        left = [p for p in left if running(p)]
-    return [p.pid for p in left]
+        left = [p for p in left if _running(p)]
+    return left
 
 
 def wait_for_log(path: Path, offset: int, needle: str, alive: "callable[[], bool]", timeout_s: float,
