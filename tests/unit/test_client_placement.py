@@ -72,6 +72,12 @@ def test_certificates_are_private_and_removed_after() -> None:
     assert not folder.exists()
 
 
+def _scratch() -> str:
+    from distributed import get_worker
+
+    return str(get_worker().local_directory)
+
+
 def test_one_worker_process_per_location_over_tls_and_a_peer_without_certs_is_refused(tmp_path: Path) -> None:
     from distributed import Client
 
@@ -90,7 +96,10 @@ def test_one_worker_process_per_location_over_tls_and_a_peer_without_certs_is_re
                 Client(address, security=stranger, timeout=5)
         folder = place.security.tls_ca_file
         assert Path(folder).exists()
-    assert not Path(folder).exists()
+        scratch = Path(place.scratch)                       # Dask's scratch: private, not /tmp/dask-scratch-space
+        assert scratch.stat().st_mode & 0o777 == 0o700 and (scratch / "dask-scratch-space").is_dir()
+        assert all(place.submit(name, _scratch).result(timeout=60).startswith(str(scratch)) for name in place.workers)
+    assert not Path(folder).exists() and not scratch.exists()
 
 
 def test_a_worker_that_dies_fails_only_its_own_task(tmp_path: Path) -> None:

@@ -32,6 +32,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
@@ -204,6 +205,7 @@ class ClientPlacement:
         self.client: Any = None
         self.dask_cluster: Any = None
         self.workers: dict[str, str] = {}       # location name -> worker address
+        self.scratch: str | None = None         # Dask's scratch folder (private, removed at exit)
 
     @property
     def remote(self) -> bool:
@@ -219,7 +221,10 @@ class ClientPlacement:
 
         stack = ExitStack()
         try:
-            stack.enter_context(dask.config.set(DASK_CONFIG))
+            # Dask's scratch space (lock files, spilled data) in a private folder of this placement, not
+            # the shared, predictable /tmp/dask-scratch-space another local user could create first
+            self.scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="cassperf-dask-"))
+            stack.enter_context(dask.config.set({**DASK_CONFIG, "temporary-directory": self.scratch}))
             stack.enter_context(_quiet("distributed"))
             hosts = ("127.0.0.1", "localhost", self.scheduler_host, *{p.host for p in self.places if p.host != "local"})
             security, _files = stack.enter_context(temporary_security(tuple(dict.fromkeys(hosts))))
@@ -246,7 +251,8 @@ class ClientPlacement:
                                                    "dashboard": False, "dashboard_address": None}}
         workers = {p.name: {"cls": Nanny, "options": {"name": p.name, "nthreads": 1, "host": "127.0.0.1",
                                                       "protocol": "tls", "security": security, "memory_limit": 0,
-                                                      "silence_logs": 40, "config": DASK_CONFIG}}
+                                                      "silence_logs": 40, "local_directory": self.scratch,
+                                                      "config": {**DASK_CONFIG, "temporary-directory": self.scratch}}}
                    for p in self.places}
         return SpecCluster(workers=workers, scheduler=scheduler, security=security, asynchronous=False,
                            silence_logs=40, name="cassperf-clients")
