@@ -1,0 +1,66 @@
+"""A study's arms as rows: each arm's runs (repeats) summarised for charts and tables.
+
+``arm_table(figures, runs)`` takes the run figures (one row per run and op, with the run's
+steady window: cassperf.analysis.runs_frame) and the Runs themselves, and gives one row per
+arm and op: n runs, the mean of the runs' throughput with its 95% CI half width from the
+run-to-run spread (Student's t), and the latency percentiles of the HDR merge of every run's
+steady window (never an average of percentiles).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+from scipy import stats as sps
+
+from cassperf import hdr
+from cassperf.results.model import Run
+
+PERCENTILES = {"latency_p50_ms": 50.0, "latency_p95_ms": 95.0, "latency_p99_ms": 99.0}
+
+
+def _window_rows(run: Run, op: str, start_s: float, end_s: float) -> pd.DataFrame:
+    h = run.histograms
+    if h is None or h.empty:
+        return h
+    mid = (h["start_s"].astype("float64") + h["end_s"].astype("float64")) / 2
+    return h[(h["tag"].astype("string") == op).fillna(False) & (mid >= start_s) & (mid < end_s)]
+
+
+def merged_latency(runs: Sequence[Run], windows: Sequence[tuple[float, float]], op: str) -> dict[str, float]:
+    """p50/p95/p99/mean (ms) of the HDR merge of each run's window for ``op``; NaN without histograms."""
+    frames = [f for run, (a, b) in zip(runs, windows, strict=True)
+              if (f := _window_rows(run, op, a, b)) is not None and not f.empty]
+    units = {str(r.manifest.get("histogram_unit") or "ns") for r in runs}
+    merged = hdr.merge(frames).get(op) if frames and len(units) == 1 else None
+    if merged is None or merged.get_total_count() == 0:
+        return {k: math.nan for k in (*PERCENTILES, "latency_mean_ms")}
+    unit = units.pop()
+    return {**{k: hdr.percentile_ms(merged, p, unit) for k, p in PERCENTILES.items()},
+            "latency_mean_ms": hdr.mean_ms(merged, unit)}
+
+
+def arm_table(figures: pd.DataFrame, runs: Sequence[Run], keys: Sequence[str] = ("arm",)) -> pd.DataFrame:
+    """One row per ``keys`` and op (module doc): n_runs, rate_ops_s (mean of runs), rate_ci_ops_s
+    (95% CI half width; NaN under 2 runs), the merged latency percentiles, and the keys."""
+    if figures.empty:
+        return figures
+    by_id = {r.run_id: r for r in runs}
+    rows = []
+    for key, part in figures.groupby([*keys, "op"], sort=False, dropna=False):
+        rates = part["rate_ops_s"].astype("float64").to_numpy()
+        n = int(np.isfinite(rates).sum())
+        ci = float(sps.t.ppf(0.975, n - 1) * np.nanstd(rates, ddof=1) / math.sqrt(n)) if n >= 2 else math.nan
+        picked = [by_id[r] for r in part["run_id"] if r in by_id]
+        windows = [(float(a), float(b)) for rid, a, b in zip(part["run_id"], part["window_start_s"],
+                                                              part["window_end_s"], strict=True) if rid in by_id]
+        lat = merged_latency(picked, windows, str(key[-1]))
+        first = part.iloc[0]
+        rows.append({**{c: first[c] for c in part.columns if c not in ("run_id",) and not c.startswith(
+            ("rate_", "latency_", "row_rate", "cv", "unstable", "window_", "errors", "error_share", "percentiles"))},
+                     "n_runs": n, "rate_ops_s": float(np.nanmean(rates)) if n else math.nan, "rate_ci_ops_s": ci,
+                     **lat, "errors": int(part["errors"].fillna(0).sum())})
+    return pd.DataFrame(rows)

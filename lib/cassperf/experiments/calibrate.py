@@ -1,0 +1,83 @@
+"""Before the first measured run: warm the cluster, then find the knee of throughput against
+concurrency (in the spirit of cassandra-stress ``-rate auto``).
+
+Warm-up. A fresh JVM runs interpreted code, empty caches and unsized memtables: the first
+minute of load on a new node is slower than the rest, and a study whose first arm ran then
+would carry that into its comparison. The cluster is loaded in steps of ``step_s`` seconds until
+throughput stops rising: :func:`warm_up_done` is true once the best of the last two steps is no
+more than ``RISE_PCT`` above the best step before them (at least ``MIN_STEPS`` steps; at most
+``max_steps``). The steps are stored runs (role=warmup); the report draws their curve.
+
+Calibration. Closed-loop steps at 1, 2, 4, ... requests in flight, each ``calibrate_s``
+seconds; the ladder stops after two doublings that each gained less than ``FLAT_GAIN_PCT``, or at
+``MAX_CONCURRENCY``. The knee is the smallest concurrency whose throughput reaches
+``KNEE_SHARE`` of the best step's (:func:`knee`). Studies take their local concurrencies from it
+(closed-loop runs below the knee, thread sweeps around it) and fixed rates as a stated share of
+the best throughput, so that the local runs measure the cluster rather than a queue.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from cassperf.experiments.study import Calibrated
+
+RISE_PCT = 3.0
+MIN_STEPS = 3
+FLAT_GAIN_PCT = 10.0
+KNEE_SHARE = 0.9
+MAX_CONCURRENCY = 256
+
+
+def warm_up_done(rates: Sequence[float], rise_pct: float = RISE_PCT, min_steps: int = MIN_STEPS) -> bool:
+    """True when throughput stopped rising over ``rates`` (ops/s per warm-up step, in order)."""
+    if len(rates) < max(min_steps, 3):
+        return False
+    before, last = max(rates[:-2]), max(rates[-2:])
+    return last <= before * (1 + rise_pct / 100)
+
+
+def warm_up(measure: Callable[[], float], max_steps: int, log: Callable[[str], None] = lambda s: None) \
+        -> tuple[list[float], str]:
+    """Call ``measure()`` (one warm-up step; returns its ops/s) until :func:`warm_up_done` or
+    ``max_steps``; returns the rates and why it stopped."""
+    rates: list[float] = []
+    for _ in range(max_steps):
+        rates.append(float(measure()))
+        log(f"warm-up step {len(rates)}: {rates[-1]:,.0f} ops/s")
+        if warm_up_done(rates):
+            return rates, (f"throughput stopped rising after {len(rates)} steps (the last two within "
+                           f"{RISE_PCT:g}% of the best before them)")
+    return rates, f"still rising after the {max_steps} steps allowed (warm_max_steps)" if rates else "no warm-up"
+
+
+def ladder_done(points: Sequence[tuple[int, float]], flat_gain_pct: float = FLAT_GAIN_PCT) -> bool:
+    """True when the last two doublings each gained less than ``flat_gain_pct``."""
+    if len(points) < 3:
+        return False
+    r = [rate for _, rate in points[-3:]]
+    return all(b < a * (1 + flat_gain_pct / 100) for a, b in zip(r, r[1:], strict=False))
+
+
+def knee(points: Sequence[tuple[int, float]], share: float = KNEE_SHARE) -> int:
+    """The smallest concurrency whose throughput reaches ``share`` of the best."""
+    best = max(rate for _, rate in points)
+    return min(c for c, rate in points if rate >= share * best)
+
+
+def calibrate(measure: Callable[[int], float], op: str, max_concurrency: int = MAX_CONCURRENCY,
+              log: Callable[[str], None] = lambda s: None) -> Calibrated:
+    """Run the ladder (``measure(concurrency)`` returns ops/s) and return what it found."""
+    points: list[tuple[int, float]] = []
+    c = 1
+    while c <= max_concurrency:
+        points.append((c, float(measure(c))))
+        log(f"calibration {op} at {c} in flight: {points[-1][1]:,.0f} ops/s")
+        if ladder_done(points):
+            break
+        c *= 2
+    k = knee(points)
+    best = max(rate for _, rate in points)
+    note = (f"{op}: the knee is {k} in flight ({KNEE_SHARE:.0%} of the best, {best:,.0f} ops/s); "
+            f"closed-loop runs at {max(1, k // 2)} in flight (below the knee)")
+    return Calibrated(tuple(points), k, best, op, note)

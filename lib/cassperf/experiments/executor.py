@@ -1,0 +1,325 @@
+"""The one executor: runs any Study (cassperf.experiments.study) on a cluster, resumably.
+
+In order, every step recorded in the study's record (``<runs>/.studies/<study>--<experiment>--
+<plan>.json``, rewritten atomically after every step) and every run stored with its labels:
+
+1. ``study.check_cluster(cluster)`` refuses a cluster the plan cannot run on, before any load.
+2. The study's contexts open (its clusters: one per deployment, a loop filesystem ...) and its
+   runner (client placement).
+3. Preparations (role=load): the rows the arms read, once per plan; skipped while stored and
+   their keyspace exists.
+4. Warm-up (role=warmup), on every context, each time the executor starts: steps of load until
+   throughput stops rising (cassperf.experiments.calibrate).
+5. Calibration (role=calibration), once per plan: the knee of throughput against concurrency;
+   kept in the record, so a resumed study runs the same arms.
+6. The arms, plus the A/A twin of ``study.aa_arm``, in ``repeats`` randomized interleaved blocks
+   (cassperf.experiments.schedule); the seed and the order go into the record.
+
+Resume. A slot (block, arm) whose run is stored complete is done (a failed run too: it is
+listed, never re-run); a run cut short by a kill (complete=false) is left out and its slot runs
+again. The labels of a measured run: study, experiment, plan, role=measure, arm, block,
+position, seed, tool, spec_key, and the arm's own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from cassperf import config
+from cassperf.errors import ConfigError
+from cassperf.experiments.calibrate import calibrate, warm_up
+from cassperf.experiments.schedule import Slot, schedule
+from cassperf.experiments.study import Arm, Calibrated, Study, aa_twin
+from cassperf.workload.spec import WorkloadSpec
+
+STUDIES_DIR = ".studies"
+#: sampler interval of measured runs, s
+SAMPLE_INTERVAL_S = 2.0
+
+
+def spec_key(spec: WorkloadSpec, tool: str) -> str:
+    """12 hex digits naming the workload exactly (the spec and the tool)."""
+    import hashlib
+
+    return hashlib.sha256("|".join([tool, repr(spec)]).encode()).hexdigest()[:12]
+
+
+# -- who runs an arm -----------------------------------------------------------------------------
+class LocalRunner:
+    """Runs an arm's one spec in this process through the one entry point, run_spec."""
+
+    def run(self, arm: Arm, cluster: Any, labels: Mapping[str, str], *, root: Path, warmup_s: float,
+            sample: bool = True) -> list[str]:
+        """Run ids of the stored run(s); RunFailedError (stored, marked failed) when it failed."""
+        from cassperf.workload.run import run_spec
+
+        if arm.spec is None:
+            raise ConfigError(f"arm {arm.name!r} has clients per DC: this study needs a runner that places them")
+        sampler = {"tables": arm.tables, "interval_s": SAMPLE_INTERVAL_S} if sample else None
+        run = run_spec(arm.spec, cluster, tool=arm.tool, labels={**labels, "tool": arm.tool,
+                                                                 "spec_key": spec_key(arm.spec, arm.tool)},
+                       sampler=sampler, during=arm.during, root=root, progress=False, warmup_s=warmup_s)
+        return [run.run_id]
+
+
+# -- the study's record --------------------------------------------------------------------------
+def record_path(root: Path, study: Study) -> Path:
+    return root / STUDIES_DIR / f"{study.name}--{study.experiment}--{study.plan_key()}.json"
+
+
+def _write_json(path: Path, data: Mapping[str, Any]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(f".tmp{os.getpid()}")
+    tmp.write_text(json.dumps(data, indent=1, default=str), encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+@dataclass
+class StudyRecord:
+    """What the executor did for one plan: parameters, seed, order, warm-up, calibration, each
+    slot's runs and status, and the log."""
+
+    path: Path
+    data: dict[str, Any]
+
+    @classmethod
+    def open(cls, root: Path, study: Study) -> "StudyRecord":
+        path = record_path(root, study)
+        if path.exists():
+            try:
+                return cls(path, json.loads(path.read_text(encoding="utf-8")))
+            except (OSError, ValueError) as exc:
+                raise ConfigError(f"{path}: unreadable study record ({exc}); move it away to start this plan "
+                                  f"afresh") from None
+        params = {f.name: getattr(study, f.name) for f in dataclasses.fields(study)}
+        return cls(path, {"study": study.name, "experiment": study.experiment, "plan": study.plan_key(),
+                          "study_class": f"{type(study).__module__}.{type(study).__qualname__}",
+                          "parameters": params, "seed": study.seed, "created_utc": _now(), "warmup": [],
+                          "calibration": None, "arms": [], "order": [], "slots": {}, "log": []})
+
+    def save(self) -> None:
+        self.data["updated_utc"] = _now()
+        _write_json(self.path, self.data)
+
+    def log(self, line: str) -> None:
+        self.data["log"].append(f"{datetime.now(timezone.utc).strftime('%H:%M:%S')} {line}")
+
+    @property
+    def calibrated(self) -> Calibrated | None:
+        c = self.data.get("calibration")
+        return Calibrated.from_json(c) if c else None
+
+
+# -- the executor --------------------------------------------------------------------------------
+@dataclass
+class Execution:
+    """What one call of :func:`execute` did: the record, and counts of runs by status."""
+
+    record: StudyRecord
+    ran: int = 0
+    skipped: int = 0
+    failed: int = 0
+    rerun: int = 0
+    seconds: float = 0.0
+
+
+def _stored(root: Path, study: Study) -> pd.DataFrame:
+    """Every stored run of this plan (failed ones too), with the executor's label columns."""
+    from cassperf.results.catalog import catalog
+
+    frame = catalog(root, include_failed=True, study=study.name, experiment=study.experiment, plan=study.plan_key())
+    for col in ("role", "arm", "block", "name"):
+        if col not in frame.columns:
+            frame[col] = pd.Series(pd.NA, index=frame.index, dtype="string")
+    frame["failed"] = frame["failed"].astype(bool) if "failed" in frame.columns else False
+    return frame
+
+
+def _keyspaces(cluster: Any) -> set[str]:
+    try:
+        rows = cluster.session().execute("SELECT keyspace_name FROM system_schema.keyspaces")
+        return {row[0] for row in rows}
+    except Exception:  # noqa: BLE001 - unknown: nothing is taken as present, so preparations run
+        return set()
+
+
+def _rate(root: Path, run_ids: list[str]) -> float:
+    """ops/s of the stored runs together (the sum of each run's summary rates)."""
+    from cassperf.results.store import load_run
+
+    total = 0.0
+    for rid in run_ids:
+        s = load_run(rid, root=root).summary
+        total += float(s["rate_ops_s"].fillna(0).sum()) if not s.empty else 0.0
+    return total
+
+
+class _Executor:
+    """One execution of a study inside its open contexts and runner (see execute)."""
+
+    def __init__(self, study: Study, contexts: Mapping[str, Any], runner: Any, root: Path, record: StudyRecord,
+                 log: Callable[[str], None]) -> None:
+        self.study, self.contexts, self.runner, self.root, self.record = study, contexts, runner, root, record
+        self._log = log
+        self.stored = _stored(root, study)
+        self.done = Execution(record)
+        self.base = {"study": study.name, "experiment": study.experiment, "plan": study.plan_key(),
+                     "seed": str(study.seed)}
+
+    def say(self, line: str) -> None:
+        self.record.log(line)
+        self._log(line)
+
+    def run_arm(self, arm: Arm, labels: Mapping[str, str], sample: bool = True) -> list[str]:
+        return self.runner.run(arm, self.contexts[arm.context], {**self.base, **labels}, root=self.root,
+                               warmup_s=self.study.warmup_s, sample=sample)
+
+    def prepare(self) -> None:
+        """Preparations (role=load), skipped while stored and their keyspace exists."""
+        present = {name: _keyspaces(c) for name, c in self.contexts.items()}
+        s = self.stored
+        for prep in self.study.preparations():
+            old = s[(s["role"] == "load") & (s["name"] == prep.name) & s["complete"] & ~s["failed"]]
+            if not old.empty and prep.spec.keyspace in present[prep.context]:
+                self.say(f"load {prep.name}: stored already as {old['run_id'].iloc[-1]}, kept")
+                continue
+            t = time.monotonic()
+            arm = Arm(f"load {prep.name}", {}, spec=prep.spec, tool=prep.tool, context=prep.context)
+            ids = self.run_arm(arm, {"role": "load", "name": prep.name}, sample=False)
+            self.say(f"load {prep.name}: {time.monotonic() - t:.0f} s (run {', '.join(ids)})")
+        self.record.save()
+
+    def warm(self) -> None:
+        """Warm-up steps on every context until throughput stops rising (each execution)."""
+        spec = self.study.warm_spec()
+        if spec is None or self.study.warm_max_steps <= 0:
+            return
+        step_spec = dataclasses.replace(spec, duration=self.study.warm_step_s, n=None)
+        for name in self.contexts:
+            runs: list[str] = []
+
+            def step(name: str = name, runs: list[str] = runs) -> float:
+                ids = self.run_arm(Arm("warm-up", {}, spec=step_spec, context=name),
+                                   {"role": "warmup", "name": f"{name or 'cluster'} step {len(runs) + 1}"},
+                                   sample=False)
+                runs.extend(ids)
+                return _rate(self.root, ids)
+
+            rates, why = warm_up(step, self.study.warm_max_steps, self.say)
+            self.record.data["warmup"].append({"context": name, "utc": _now(), "runs": runs, "rates_ops_s": rates,
+                                               "step_s": self.study.warm_step_s, "stopped": why})
+            self.say(f"warm-up{' of ' + name if name else ''}: {why}")
+            self.record.save()
+
+    def calibrate(self) -> Calibrated | None:
+        """The knee, found once per plan and kept in the record."""
+        found = self.record.calibrated
+        spec = self.study.calibration_spec()
+        if found is not None or spec is None:
+            return found
+        runs: list[str] = []
+
+        def at(concurrency: int) -> float:
+            step = dataclasses.replace(spec, duration=self.study.calibrate_s, n=None, concurrency=concurrency)
+            ids = self.run_arm(Arm("calibration", {}, spec=step),
+                               {"role": "calibration", "name": f"{spec.op} at {concurrency}"}, sample=False)
+            runs.extend(ids)
+            return _rate(self.root, ids)
+
+        found = calibrate(at, spec.op, log=self.say)
+        self.record.data["calibration"] = {**found.to_json(), "runs": runs, "step_s": self.study.calibrate_s}
+        self.say(found.note)
+        self.record.save()
+        return found
+
+    def arms(self, calibrated: Calibrated | None) -> tuple[list[Arm], list[Slot]]:
+        arms = self.study.arms(calibrated)
+        if self.study.aa and arms:
+            arms = [*arms, aa_twin(arms, self.study.aa_arm(arms))]
+        order = schedule([a.name for a in arms], {a.name: a.follows for a in arms}, self.study.repeats,
+                         self.study.seed)
+        self.record.data["arms"] = [{"name": a.name, "labels": dict(a.labels), "context": a.context,
+                                     "follows": a.follows,
+                                     "spec": repr(a.spec) if a.spec else [f"{dc}: {s!r}" for dc, s in a.clients]}
+                                    for a in arms]
+        self.record.data["order"] = [[s.block, s.position, s.arm] for s in order]
+        self.record.save()
+        return arms, order
+
+    def run_slot(self, slot: Slot, i: int, total: int, arm: Arm) -> None:
+        from cassperf.workload.run import RunFailedError
+
+        s = self.stored
+        mine = s[(s["role"] == "measure") & (s["arm"] == arm.name) & (s["block"] == str(slot.block))]
+        title = f"[{i}/{total}] block {slot.block} #{slot.position} {arm.name}"
+        if mine["complete"].any():
+            self.done.skipped += 1
+            return
+        if not mine.empty:
+            self.done.rerun += 1
+            self.say(f"{title}: run {', '.join(mine['run_id'])} was cut short (incomplete): left out, run again")
+        labels = {"role": "measure", "arm": arm.name, "block": str(slot.block), "position": str(slot.position),
+                  **arm.labels}
+        t = time.monotonic()
+        note = arm.before(self.contexts[arm.context]) if arm.before is not None else None
+        key = f"{slot.block}/{arm.name}"
+        try:
+            ids = self.run_arm(arm, labels)
+        except RunFailedError as exc:
+            self.done.failed += 1
+            self.record.data["slots"][key] = {"runs": [exc.run_id], "status": "failed", "note": exc.reason}
+            self.say(f"{title}: FAILED ({exc.reason}); run {exc.run_id} kept, marked failed")
+            self.record.save()
+            return
+        self.done.ran += 1
+        seconds = time.monotonic() - t
+        self.record.data["slots"][key] = {"runs": ids, "status": "ran", "note": note or "", "seconds": round(seconds, 1)}
+        self.say(f"{title}: {', '.join(ids)} ({seconds:.0f} s)" + (f"; {note}" if note else ""))
+        self.record.save()
+
+
+def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
+            log: Callable[[str], None] = lambda line: None, progress: bool = False) -> Execution:
+    """Run ``study`` on ``cluster`` (module doc) and return what was done."""
+    root = Path(root) if root is not None else config.runs_dir()
+    study.check_cluster(cluster)
+    record = StudyRecord.open(root, study)
+    t0 = time.monotonic()
+    with study.contexts(cluster) as contexts, study.runner(contexts) as runner:
+        ex = _Executor(study, contexts, runner, root, record, log)
+        ex.prepare()
+        ex.warm()
+        arms, order = ex.arms(ex.calibrate())
+        by_name = {a.name: a for a in arms}
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+            bar = tqdm(total=len(order), unit="run", desc=study.name, leave=False, dynamic_ncols=True)
+        try:
+            for i, slot in enumerate(order, 1):
+                ex.run_slot(slot, i, len(order), by_name[slot.arm])
+                if bar is not None:
+                    bar.update(1)
+        finally:
+            if bar is not None:
+                bar.close()
+            d = ex.done
+            d.seconds = time.monotonic() - t0
+            ex.say(f"{d.ran} runs ran, {d.skipped} stored already, {d.failed} failed, {d.rerun} cut short before "
+                   f"and run again; {d.seconds:.0f} s")
+            record.save()
+    return ex.done

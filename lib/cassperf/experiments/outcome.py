@@ -1,0 +1,126 @@
+"""A study's stored outcome, read back: its record and its runs (what analysis and the report use).
+
+``load_outcome(study)`` reads the record of the study's plan (or, for ``analyse_only`` with
+parameters that ran under another plan, the newest record of the same study and experiment,
+whose parameters then stand for the study) and loads its runs: the measured runs of every arm
+(complete, failed and cut short; analysis decides what it uses and says why), the warm-up and
+the calibration steps.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from cassperf import config
+from cassperf.errors import ConfigError
+from cassperf.experiments.executor import STUDIES_DIR, record_path
+from cassperf.experiments.study import Study
+
+
+@dataclass
+class StudyOutcome:
+    """The study (its parameters as run), its record (dict), and its runs by role."""
+
+    study: Study
+    record: dict[str, Any]
+    runs: list[Any]                                   # role=measure, in order of block and position
+    warmup: list[Any] = field(default_factory=list)
+    calibration: list[Any] = field(default_factory=list)
+    note: str = ""                                    # how the record was chosen, when not the plan asked
+
+    def runs_of(self, arm: str, usable: bool = True) -> list[Any]:
+        """The runs of ``arm``; ``usable``: complete and not failed only."""
+        return [r for r in self.runs if r.labels.get("arm") == arm
+                and (not usable or (r.manifest.get("complete") and not r.manifest.get("failed")))]
+
+    @property
+    def arm_names(self) -> list[str]:
+        return [a["name"] for a in self.record.get("arms", [])]
+
+
+def study_from_record(record: Mapping[str, Any]) -> Study:
+    """The study object the record was made with (its class and parameters)."""
+    module, _, name = str(record["study_class"]).rpartition(".")
+    cls = getattr(importlib.import_module(module), name)
+    params = {k: (tuple(v) if isinstance(v, list) else v) for k, v in record["parameters"].items()}
+    return cls(**params)
+
+
+def _records(root: Path, study: Study) -> list[tuple[float, Path]]:
+    folder = root / STUDIES_DIR
+    if not folder.is_dir():
+        return []
+    found = folder.glob(f"{study.name}--{study.experiment}--*.json")
+    return sorted((p.stat().st_mtime, p) for p in found)
+
+
+def load_outcome(study: Study, root: str | Path | None = None, **label_filter: str) -> StudyOutcome:
+    """The stored outcome of ``study`` (module doc); LookupError when nothing is stored."""
+    from cassperf.results.catalog import catalog
+    from cassperf.results.store import load_run
+
+    root = Path(root) if root is not None else config.runs_dir()
+    path, note = record_path(root, study), ""
+    if not path.exists():
+        others = _records(root, study)
+        if not others:
+            raise LookupError(f"no stored {study.name} study with experiment={study.experiment!r} under {root}; "
+                              f"run it (analyse_only=False) or name the experiment that ran")
+        path = others[-1][1]
+        note = (f"these parameters never ran; the newest {study.name} runs of experiment {study.experiment!r} "
+                f"are shown with the parameters they ran with ({path.name})")
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise ConfigError(f"{path}: unreadable study record ({exc})") from None
+    as_run = study_from_record(record) if note else study
+    frame = catalog(root, include_failed=True, study=record["study"], experiment=record["experiment"],
+                    plan=record["plan"], **label_filter)
+    by_id = {rid: p for rid, p in zip(frame.get("run_id", []), frame.get("path", []), strict=True)}
+    order = {(str(b), a): i for i, (b, _, a) in enumerate(record.get("order", []))}
+    runs = [load_run(Path(p)) for rid, p in by_id.items()]
+    measured = sorted((r for r in runs if r.labels.get("role") == "measure"),
+                      key=lambda r: (order.get((r.labels.get("block"), r.labels.get("arm")), 10 ** 9), r.run_id))
+    ids = {rid for w in record.get("warmup", []) for rid in w.get("runs", [])}
+    cal = set((record.get("calibration") or {}).get("runs", []))
+    return StudyOutcome(as_run, record, measured, [r for r in runs if r.run_id in ids],
+                        [r for r in runs if r.run_id in cal], note)
+
+
+def usable(run: Any) -> bool:
+    return bool(run.manifest.get("complete")) and not run.manifest.get("failed")
+
+
+def left_out_reason(run: Any) -> str:
+    if run.manifest.get("failed"):
+        return f"failed: {run.manifest.get('failure', 'marked failed')}"
+    if not run.manifest.get("complete"):
+        return "cut short (incomplete): its arm ran again"
+    return ""
+
+
+def run_figures(outcome: StudyOutcome) -> Any:
+    """One row per measured run and op: its labels and figures over its steady window
+    (cassperf.analysis.runs_frame), ``status`` used / left out and the ``reason``; a left-out
+    run has one row with its reason and no figures."""
+    import pandas as pd
+
+    from cassperf.analysis import runs_frame
+
+    good = [r for r in outcome.runs if usable(r)]
+    frame = runs_frame(good)
+    if "label_op" in frame.columns:          # a mixed run has read and write rows; the data names them
+        frame = frame.drop(columns=["label_op"])
+    frame["status"], frame["reason"] = "used", ""
+    left = [{"run_id": r.run_id, **{k: r.labels.get(k) for k in ("arm", "block", "position")}, "status": "left out",
+             "reason": left_out_reason(r)} for r in outcome.runs if not usable(r)]
+    out = pd.concat([frame, pd.DataFrame(left)], ignore_index=True) if left else frame
+    for col in ("block", "position"):
+        if col in out.columns:
+            out[col] = pd.to_numeric(out[col], errors="coerce").astype("Int64")
+    return out

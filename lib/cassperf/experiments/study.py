@@ -1,0 +1,253 @@
+"""The one Study contract every study implements, and the arms it plans.
+
+A study is parameters -> a plan of arms -> the one executor (``cassperf.experiments.executor``)
+-> a tidy runs frame -> claims -> report sections. A study module holds only what is particular
+to it (scikit-learn's estimator contract, driven by one machine):
+
+- :class:`StudyParameters`: the parameters every study shares (``experiment``, ``repeats``,
+  ``seed``, ``run_s``, ``interval_s``, ``tool``, warm-up and calibration settings), validated
+  on construction; a study's dataclass adds its own.
+- :class:`Study`: ``preparations()`` (unmeasured loads the arms need, e.g. a keyspace's rows),
+  ``warm_spec()`` (the load that warms the cluster), ``calibration_spec()`` (the load whose
+  throughput knee is found, or None), ``arms(calibrated)`` (the configurations), ``aa_arm(arms)``
+  (the arm run a second time, identically, as the A/A control), and the hooks: ``contexts``
+  (cluster life cycle: one cluster per deployment, a loop filesystem) and ``runner`` (client
+  placement: clients per DC on Dask).
+- :class:`Arm`: one configuration; one run of it per block.
+
+The executor interleaves the arms in randomized blocks (each block holds every arm once, in a
+seeded random order), resumes at the next run, and re-runs an arm whose run was cut short.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from cassperf.errors import ConfigError
+from cassperf.workload.spec import WorkloadSpec
+
+#: Labels the executor gives every run (a study's own labels must not use them).
+EXECUTOR_LABELS = ("study", "experiment", "plan", "role", "arm", "block", "position", "seed", "tool", "spec_key")
+#: role label values: measured arm runs, unmeasured preparation loads, warm-up and calibration steps
+ROLES = ("measure", "load", "warmup", "calibration")
+#: the A/A twin's arm name is its original's with this suffix
+AA_SUFFIX = " (A/A)"
+
+
+@dataclass(frozen=True)
+class Arm:
+    """One configuration of a study. ``name`` is its stable id (unique in the study);
+    ``labels`` its point labels (rf, op, threads, ...); one run of it is ``spec`` run by
+    ``tool`` on the cluster of ``context`` (or, with ``clients``, one spec per client location
+    started together by the study's runner). ``before(cluster) -> note`` runs first (e.g. empty
+    the caches); ``during(writer)`` as in run_spec. ``follows``: the arm this one runs right after
+    in every block (run "b" after its cold run "a"); such a chain is placed as one unit."""
+
+    name: str
+    labels: Mapping[str, str]
+    spec: WorkloadSpec | None = None
+    clients: tuple[tuple[str, WorkloadSpec], ...] = ()
+    tool: str = "engine"
+    before: Callable[[Any], str | None] | None = None
+    during: Callable[[Any], Any] | None = None
+    context: str = ""
+    follows: str | None = None
+    sampler_tables: tuple[tuple[str, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if (self.spec is None) == (not self.clients):
+            raise ConfigError(f"arm {self.name!r}: give a spec, or clients (dc, spec) pairs, not both or neither")
+        clash = sorted(set(self.labels) & set(EXECUTOR_LABELS))
+        if clash:
+            raise ConfigError(f"arm {self.name!r}: labels {clash} are the executor's; name them otherwise")
+
+    @property
+    def specs(self) -> list[WorkloadSpec]:
+        return [self.spec] if self.spec is not None else [s for _, s in self.clients]
+
+    @property
+    def tables(self) -> list[tuple[str, str]]:
+        return list(self.sampler_tables) or list(dict.fromkeys((s.keyspace, "standard1") for s in self.specs))
+
+    def twin(self) -> "Arm":
+        """The A/A control: this arm again, identical but for its name and ``aa=twin``."""
+        return dataclasses.replace(self, name=self.name + AA_SUFFIX, labels={**self.labels, "aa": "twin"},
+                                   follows=None)
+
+
+@dataclass(frozen=True)
+class Preparation:
+    """An unmeasured load the arms need before the first block (e.g. the rows a keyspace's reads
+    read), run once per plan and stored with role=load; skipped on resume while its run is stored
+    and its keyspace exists."""
+
+    name: str
+    spec: WorkloadSpec
+    context: str = ""
+    tool: str = "engine"
+
+
+@dataclass(frozen=True)
+class Calibrated:
+    """What calibration found on this cluster: the throughput at each concurrency tried, the
+    knee (the smallest concurrency reaching ``KNEE_SHARE`` of the best throughput), and the
+    settings the local defaults take from it. Units: ops/s."""
+
+    points: tuple[tuple[int, float], ...]        # (requests in flight, ops/s)
+    knee: int                                    # requests in flight at the knee
+    best_ops_s: float
+    op: str = ""
+    note: str = ""
+
+    @property
+    def below_knee(self) -> int:
+        """The closed-loop concurrency below the knee: half the knee (at least 1)."""
+        return max(1, self.knee // 2)
+
+    def rate(self, share: float) -> int:
+        """A fixed rate at ``share`` of the best throughput, whole ops/s (at least 1)."""
+        return max(1, int(round(self.best_ops_s * share)))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"points": [list(p) for p in self.points], "knee": self.knee, "best_ops_s": self.best_ops_s,
+                "op": self.op, "note": self.note}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> "Calibrated":
+        return cls(tuple((int(c), float(r)) for c, r in data["points"]), int(data["knee"]),
+                   float(data["best_ops_s"]), str(data.get("op", "")), str(data.get("note", "")))
+
+
+def _whole(name: str, value: Any, low: int = 1) -> None:
+    if isinstance(value, bool) or not isinstance(value, int) or value < low:
+        raise ConfigError(f"{name}={value!r}: expected a whole number >= {low}")
+
+
+@dataclass(frozen=True)
+class StudyParameters:
+    """What every study takes (the notebooks' shared parameters), validated on construction.
+
+    repeats: runs per arm, one per block; seed: the blocks' random order; run_s: seconds of
+    measured load per run (after ``warmup_s`` unrecorded), interval_s: reporting interval (a run
+    holds run_s / interval_s intervals, at least ``MIN_INTERVALS``); warm_step_s / warm_max_steps:
+    the warm-up's steps; calibrate_s: seconds per calibration point; aa: run the A/A control."""
+
+    MIN_INTERVALS: ClassVar[int] = 20
+
+    experiment: str = "local"
+    repeats: int = 3
+    seed: int = 1
+    run_s: int = 6
+    interval_s: float = 0.25
+    warmup_s: float = 1.0
+    tool: str = "engine"
+    warm_step_s: int = 5
+    warm_max_steps: int = 8
+    calibrate_s: int = 3
+    aa: bool = True
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.experiment, str) or not self.experiment.strip():
+            raise ConfigError(f"experiment={self.experiment!r}: expected a non-empty label, e.g. 'local'")
+        _whole("repeats", self.repeats, 2)
+        _whole("seed", self.seed, 0)
+        _whole("run_s", self.run_s)
+        _whole("warm_step_s", self.warm_step_s)
+        _whole("warm_max_steps", self.warm_max_steps, 0)
+        _whole("calibrate_s", self.calibrate_s)
+        if isinstance(self.interval_s, bool) or not isinstance(self.interval_s, (int, float)) or self.interval_s <= 0:
+            raise ConfigError(f"interval_s={self.interval_s!r}: expected seconds > 0, e.g. 0.25")
+        if self.run_s / self.interval_s < self.MIN_INTERVALS:
+            raise ConfigError(f"run_s={self.run_s} at interval_s={self.interval_s:g} gives "
+                              f"{self.run_s / self.interval_s:.0f} intervals: a run needs at least "
+                              f"{self.MIN_INTERVALS}; raise run_s or lower interval_s")
+        if isinstance(self.warmup_s, bool) or not isinstance(self.warmup_s, (int, float)) or self.warmup_s < 0:
+            raise ConfigError(f"warmup_s={self.warmup_s!r}: expected seconds >= 0")
+
+    @classmethod
+    def from_parameters(cls, namespace: Mapping[str, Any], **overrides: Any) -> Any:
+        """The study from a notebook's parameters (pass ``globals()``): every field whose name is
+        a key of ``namespace`` takes its value (lists become tuples), then ``overrides``."""
+        names = {f.name for f in dataclasses.fields(cls)}
+        values = {k: (tuple(v) if isinstance(v, list) else v) for k, v in namespace.items() if k in names}
+        return cls(**{**values, **overrides})
+
+    def plan_key(self) -> str:
+        """12 hex digits naming the plan: every parameter but ``experiment`` and ``repeats`` (more
+        repeats extend a plan; the seed, run length and every study parameter make another)."""
+        data = {k: v for k, v in dataclasses.asdict(self).items() if k not in ("experiment", "repeats")}
+        text = json.dumps({"study": type(self).__name__, **data}, sort_keys=True, default=repr)
+        return hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+class Study(StudyParameters):
+    """The contract (module doc). Subclasses are frozen dataclasses of their parameters and set
+    ``name`` (the ``study`` label), ``title`` and ``source`` (../shared/studies/<file>)."""
+
+    name: ClassVar[str] = ""
+    title: ClassVar[str] = ""
+    source: ClassVar[str] = ""
+
+    # -- the plan ------------------------------------------------------------------------------
+    def preparations(self) -> list[Preparation]:
+        return []
+
+    def warm_spec(self) -> WorkloadSpec | None:
+        """The load that warms the cluster before the first measured run (None: no warm-up)."""
+        return None
+
+    def calibration_spec(self) -> WorkloadSpec | None:
+        """The closed-loop load whose throughput knee sets the local defaults (None: the study's
+        parameters give every concurrency and rate, nothing to calibrate)."""
+        return None
+
+    def arms(self, calibrated: Calibrated | None) -> list[Arm]:
+        raise NotImplementedError
+
+    def aa_arm(self, arms: Sequence[Arm]) -> str:
+        """The arm run a second time, identically, as the A/A control (default: the first)."""
+        return arms[0].name
+
+    # -- the hooks -----------------------------------------------------------------------------
+    @contextmanager
+    def contexts(self, cluster: Any) -> Iterator[dict[str, Any]]:
+        """The clusters the arms run on, by context name ("" the given cluster), for the whole
+        study: started on entry, stopped on exit (also on failure)."""
+        yield {"": cluster}
+
+    @contextmanager
+    def runner(self, contexts: Mapping[str, Any]) -> Iterator[Any]:
+        """What runs one arm (client placement); the default runs its spec in this process."""
+        from cassperf.experiments.executor import LocalRunner
+
+        yield LocalRunner()
+
+    def check_parameters(self, parameters: Mapping[str, Any]) -> None:
+        """Refuse, before any cluster starts, parameters the named cluster cannot serve (e.g. RF 5
+        on an embedded ``cluster_topology`` of 3 nodes): one ConfigError line with the fix."""
+
+    def check_cluster(self, cluster: Any) -> None:
+        """Refuse, before anything runs, a cluster this plan cannot run on."""
+
+    # -- the analysis --------------------------------------------------------------------------
+    @classmethod
+    def report_parts(cls, outcome: Any) -> tuple[Any, Any, Mapping[str, Callable[[], Any]]]:
+        """(claims frame, run figures frame, {section key: builder of a report Section}) of a
+        stored outcome (cassperf.experiments.outcome.StudyOutcome)."""
+        raise NotImplementedError
+
+
+def aa_twin(arms: Sequence[Arm], name: str) -> Arm:
+    """The A/A twin of the arm called ``name`` (ConfigError naming the arms when absent)."""
+    for arm in arms:
+        if arm.name == name:
+            return arm.twin()
+    raise ConfigError(f"aa_arm {name!r} is not an arm of this plan; arms: {', '.join(a.name for a in arms)}")
+
+

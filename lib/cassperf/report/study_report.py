@@ -1,0 +1,220 @@
+"""A study report that leads with its findings.
+
+Every study notebook is the same few cells::
+
+    report = study_report(RFStudy, globals())   # parameters -> study -> run (or analyse only) -> outcome
+    report.findings()                           # what was run and where, in one paragraph; the claims table
+    report.section("writes")                    # one call per chart section of the study
+    report.method()                             # warm-up, calibration, the order of runs, the statistics
+    report.inventory()                          # collapsed: every run, its figures, the log, the parameters
+
+``study_report`` validates the parameters before any cluster starts (a bad value is one
+ConfigError line), starts or reuses the embedded cluster the parameters name (or connects to
+``contact_points``), runs the study through the one executor, and reads back what is stored.
+With ``analyse_only`` it runs nothing.
+"""
+
+from __future__ import annotations
+
+import html
+import math
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import pandas as pd
+from IPython.display import HTML, display
+
+from cassperf.experiments.outcome import StudyOutcome
+from cassperf.experiments.study import Study
+
+_STYLE = """<style>
+.cp-find{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;font-size:14px;color:#1f2933;max-width:70rem}
+.cp-find p.what{line-height:1.5;margin:4px 0 12px}
+.cp-find table{border-collapse:collapse;font-size:13px;width:100%}
+.cp-find th{background:#f1f4f7!important;text-align:left!important;padding:5px 8px!important;font-weight:600}
+.cp-find td{padding:5px 8px!important;border-bottom:1px solid #e4e7eb!important;vertical-align:top;text-align:left!important}
+.cp-find tr.aa td{background:#f8fafc!important}
+.cp-find .v{font-weight:600;white-space:nowrap;border-radius:4px;padding:1px 6px}
+.cp-find .holds{background:#e3f9e5;color:#14612a}.cp-find .fails{background:#ffe3e3;color:#8a1c1c}
+.cp-find .none{background:#f1f4f7;color:#52606d}.cp-find .withheld{background:#fff3c4;color:#7c5e10}
+.cp-find .small{color:#52606d;font-size:12px}
+.cp-find .count{margin:6px 0 10px;font-size:13px}
+.cp-find details{margin:6px 0}.cp-find summary{cursor:pointer;color:#3e4c59;font-weight:600}
+.cp-find code{font-size:12px;background:#f1f4f7;padding:0 3px;border-radius:3px}
+</style>"""
+
+VERDICT_CLASS = {"holds": "holds", "does not hold": "fails", "not shown": "none", "withheld": "withheld",
+                 "control": "none"}
+
+
+@dataclass
+class Section:
+    """One chart section: a heading, a sentence, and what it shows (figures or frames)."""
+
+    title: str
+    text: str
+    items: list[Any] = field(default_factory=list)
+
+
+def _esc(v: Any) -> str:
+    return html.escape("" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v))
+
+
+def claims_html(claims: pd.DataFrame) -> str:
+    """The claims table: claim, verdict (coloured), measured here, rule, note; the A/A row first."""
+    counts = claims["verdict"].value_counts() if not claims.empty else pd.Series(dtype=int)
+    summary = ", ".join(f"<b>{int(counts.get(v, 0))}</b> {v}" for v in ("holds", "does not hold", "not shown")
+                        if v in counts or v != "does not hold")
+    rows = []
+    for r in claims.to_dict("records"):
+        cls = VERDICT_CLASS.get(str(r.get("verdict")), "none")
+        aa = " class='aa'" if str(r.get("kind", "")) == "control" else ""
+        rows.append(f"<tr{aa}><td>{_esc(r.get('claim'))}</td><td><span class='v {cls}'>{_esc(r.get('verdict'))}"
+                    f"</span></td><td>{_esc(r.get('measured'))}</td><td class='small'>{_esc(r.get('rule'))}"
+                    f"{'<br>' + _esc(r.get('note')) if r.get('note') else ''}</td></tr>")
+    return (f"<p class='count'>Claims checked here: {summary}.</p><table><thead><tr><th>Published finding (our "
+            f"words)</th><th>Verdict</th><th>Measured here</th><th>Rule, and what to keep in mind</th></tr></thead>"
+            f"<tbody>{''.join(rows)}</tbody></table>")
+
+
+class StudyReport:
+    """The sections of one study's report (module doc). ``claims`` and ``figures`` (one row per
+    run and op, from the runs the analysis used) are frames a test can compare with the
+    analysis functions; ``sections`` maps a key to a Section builder."""
+
+    def __init__(self, outcome: StudyOutcome, claims: pd.DataFrame, figures: pd.DataFrame,
+                 sections: Mapping[str, Callable[[], Section]], where: str, cluster: Mapping[str, Any] | None,
+                 parameters: Mapping[str, Any], extra_json: Mapping[str, Any] | None = None) -> None:
+        self.outcome, self.claims, self.figures = outcome, claims, figures
+        self._sections, self.where, self.cluster, self.parameters = sections, where, cluster, parameters
+        self.extra_json = dict(extra_json or {})
+
+    # -- the opening ---------------------------------------------------------------------------
+    def what_was_run(self) -> str:
+        s, rec = self.outcome.study, self.outcome.record
+        arms = len(rec.get("arms", []))
+        used = sum(1 for r in self.outcome.runs if r.manifest.get("complete") and not r.manifest.get("failed"))
+        cal = rec.get("calibration")
+        lat = ", ".join(sorted({str(r.manifest.get("latency_type")) for r in self.outcome.runs})) or "service"
+        parts = [f"{arms} arms (configurations, the A/A control among them) ran {s.repeats} times each, in "
+                 f"{s.repeats} blocks that hold every arm once in a random order (seed {s.seed}): "
+                 f"{len(self.outcome.runs)} runs of {s.run_s} s measured at {s.interval_s:g} s intervals, "
+                 f"{used} of them usable, on {self.where}."]
+        warm = rec.get("warmup") or []
+        if warm:
+            parts.append(f"The cluster was warmed first ({sum(len(w['runs']) for w in warm)} steps of "
+                         f"{warm[0]['step_s']} s) and ")
+        if cal:
+            parts.append(f"{'calibrated' if warm else 'Calibration'}: throughput reached its knee at {cal['knee']} "
+                         f"requests in flight ({cal['best_ops_s']:,.0f} ops/s at best, {cal['op']}), and the local "
+                         f"runs take their concurrency and rates from it.")
+        elif warm:
+            parts.append("every concurrency and rate is the study's parameter.")
+        parts.append(f"Latency is {lat} time, percentiles merged from HDR histograms. Differences are judged "
+                     f"between runs (the run-to-run spread), never within one.")
+        if self.outcome.note:
+            parts.append(f"Note: {self.outcome.note}.")
+        return " ".join(parts)
+
+    def findings(self) -> None:
+        """One paragraph on what was run and where, then the claims table."""
+        from cassperf.report.header import json_output
+
+        display(HTML(f"{_STYLE}<div class='cp-find'><p class='what'>{_esc(self.what_was_run())}</p>"
+                     f"{claims_html(self.claims)}</div>"))
+        display(json_output({"claims": self.claims.to_dict(orient="records"),
+                             "figures": self.figures.astype(object).where(self.figures.notna(), None)
+                             .to_dict(orient="records"), "record": self.outcome.record.get("plan"),
+                             **self.extra_json}), raw=True)
+
+    # -- the charts ----------------------------------------------------------------------------
+    def section(self, key: str) -> None:
+        """One chart section (its heading, sentence, figures and tables)."""
+        if key not in self._sections:
+            raise KeyError(f"no report section {key!r}; sections: {', '.join(self._sections)}")
+        sec = self._sections[key]()
+        display(HTML(f"{_STYLE}<div class='cp-find'><h3>{_esc(sec.title)}</h3><p class='small'>{_esc(sec.text)}</p>"
+                     f"</div>"))
+        for item in sec.items:
+            display(item)
+
+    # -- the method ----------------------------------------------------------------------------
+    def method(self) -> None:
+        from cassperf.plots.method import calibration_figure, order_table, warmup_figure
+
+        rec = self.outcome.record
+        display(HTML(f"{_STYLE}<div class='cp-find'><h3>Method</h3><p class='small'>{_esc(METHOD_TEXT)}</p></div>"))
+        if rec.get("warmup"):
+            display(warmup_figure(rec["warmup"]))
+        if rec.get("calibration"):
+            display(calibration_figure(rec["calibration"]))
+        display(HTML(f"{_STYLE}<div class='cp-find'><h4>Order of the runs (seed {self.outcome.study.seed})</h4>"
+                     f"{order_table(rec.get('order', []))}</div>"))
+
+    # -- the inventory -------------------------------------------------------------------------
+    def inventory(self) -> None:
+        from cassperf.report.header import header_html
+
+        cols = [c for c in ("arm", "block", "position", "op", "rate_ops_s", "latency_p50_ms", "latency_p99_ms",
+                            "cv", "errors", "status", "reason", "run_id") if c in self.figures.columns]
+        runs = self.figures[cols].to_html(index=False, float_format=lambda v: f"{v:,.2f}", na_rep="")
+        log = "\n".join(self.outcome.record.get("log", []))
+        display(HTML(f"{_STYLE}<div class='cp-find'><h3>Inventory</h3>"
+                     f"<details><summary>Parameters and cluster</summary>{header_html(self.parameters, self.cluster)}"
+                     f"</details><details><summary>Every run ({len(self.figures)} rows)</summary>{runs}</details>"
+                     f"<details><summary>The executor's log</summary><pre>{_esc(log)}</pre></details></div>"))
+
+
+METHOD_TEXT = (
+    "Each run's figures are taken over its steady window (MSER-5 drops a start that differs from the rest). "
+    "Every arm ran once per block and the blocks' orders were drawn at random, so time, warm-up and the machine's "
+    "other load fall on every arm alike; the A/A control is one arm run a second time, identically, and its "
+    "comparison shows what this machine's noise alone produces. Comparisons are made between arms over their runs: "
+    "throughput and mean latency by Welch's t-test on the run figures, percentiles over the runs' HDR merges. "
+    "A 'not shown' states its reason and the smallest change these runs could have detected.")
+
+
+def where_text(cluster: Mapping[str, Any] | None) -> str:
+    """'an embedded cluster of 3 nodes in dc1 (Cassandra 5.0.6) on host h' from describe_cluster."""
+    import platform
+
+    if not cluster:
+        return f"stored runs (nothing was run for this report), read on host {platform.node()}"
+    dcs = ", ".join(f"{n} node{'s' if n != 1 else ''} in {dc}" for dc, n in (cluster.get("datacenters") or {}).items())
+    kind = "an embedded cluster (every node on this machine)" if "embedded" in str(cluster.get("kind", "")) \
+        else "your cluster"
+    return f"{kind} of {dcs or 'unknown nodes'} (Cassandra {cluster.get('cassandra_version') or 'unknown'}) " \
+           f"from host {platform.node()}"
+
+
+def study_report(study_class: type[Study], namespace: Mapping[str, Any],
+                 build: Callable[[StudyOutcome], tuple[pd.DataFrame, pd.DataFrame, Mapping[str, Callable[[], Section]]]]
+                 | None = None) -> StudyReport:
+    """Parameters (``globals()`` of the notebook) -> study -> run or analyse only -> StudyReport.
+    ``build(outcome) -> (claims, figures, sections)`` defaults to the study class's ``report_parts``."""
+    from cassperf.cluster.study import CLUSTER_PARAMETERS, study_cluster
+    from cassperf.experiments.executor import execute
+    from cassperf.experiments.outcome import load_outcome
+    from cassperf.experiments.sweep import parse_label_filter
+    from cassperf.plots import use_report_renderer
+    from cassperf.report.header import describe_cluster, report_parameters
+
+    use_report_renderer()
+    params = report_parameters(namespace)
+    study = study_class.from_parameters(params)
+    analyse_only = bool(params.get("analyse_only"))
+    cluster_desc = None
+    if not analyse_only:
+        study.check_parameters(params)
+        cluster_args = {k: params[k] for k in CLUSTER_PARAMETERS if k in params}
+        cluster = study_cluster(**cluster_args)
+        cluster_desc = describe_cluster(cluster)
+        execute(study, cluster, progress=True)
+    outcome = load_outcome(study, **parse_label_filter(str(params.get("label_filter", ""))))
+    claims, figures, sections = (build or type(outcome.study).report_parts)(outcome)
+    return StudyReport(outcome, claims, figures, sections, where_text(cluster_desc), cluster_desc, params)
+
+
+__all__ = ["Section", "StudyReport", "claims_html", "study_report", "where_text"]
+
