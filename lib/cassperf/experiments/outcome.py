@@ -48,7 +48,12 @@ def study_from_record(record: Mapping[str, Any]) -> Study:
     module, _, name = str(record["study_class"]).rpartition(".")
     cls = getattr(importlib.import_module(module), name)
     params = {k: (tuple(v) if isinstance(v, list) else v) for k, v in record["parameters"].items()}
-    return cls(**params)
+    try:
+        return cls(**params)
+    except TypeError as exc:
+        raise ConfigError(f"the stored {record.get('study')} study of experiment {record.get('experiment')!r} was "
+                          f"made by another version of {name} ({exc}); run it again, or analyse it with the "
+                          f"parameters it ran with") from None
 
 
 def _records(root: Path, study: Study) -> list[tuple[float, Path]]:

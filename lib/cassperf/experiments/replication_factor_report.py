@@ -19,7 +19,7 @@ SHARED = ("all nodes and the client share this machine's cores: a replica costs 
 
 
 def _arms(outcome: StudyOutcome, figures: pd.DataFrame) -> pd.DataFrame:
-    from cassperf.analysis.arms import arm_table
+    from cassperf.analysis.arm_summary import arm_table
 
     used = figures[figures["status"] == "used"]
     table = arm_table(used, outcome.runs)

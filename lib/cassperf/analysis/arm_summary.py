@@ -17,17 +17,23 @@ import pandas as pd
 from scipy import stats as sps
 
 from cassperf import hdr
+from cassperf.analysis.select import choose_tag
 from cassperf.results.model import Run
 
 PERCENTILES = {"latency_p50_ms": 50.0, "latency_p95_ms": 95.0, "latency_p99_ms": 99.0}
 
 
-def _window_rows(run: Run, op: str, start_s: float, end_s: float) -> pd.DataFrame:
+def _window_rows(run: Run, op: str, start_s: float, end_s: float) -> pd.DataFrame | None:
+    """The run's histogram rows of ``op`` (its tag for the run's latency type) in the window,
+    tagged ``op`` so that runs merge under one name."""
     h = run.histograms
     if h is None or h.empty:
-        return h
+        return None
+    tag, _kind, _note = choose_tag(run, op)
+    if tag is None:
+        return None
     mid = (h["start_s"].astype("float64") + h["end_s"].astype("float64")) / 2
-    return h[(h["tag"].astype("string") == op).fillna(False) & (mid >= start_s) & (mid < end_s)]
+    return h[(h["tag"].astype("string") == tag).fillna(False) & (mid >= start_s) & (mid < end_s)].assign(tag=op)
 
 
 def merged_latency(runs: Sequence[Run], windows: Sequence[tuple[float, float]], op: str) -> dict[str, float]:
