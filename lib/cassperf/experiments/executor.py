@@ -39,7 +39,7 @@ from cassperf import config
 from cassperf.errors import ConfigError
 from cassperf.experiments.calibrate import calibrate, warm_up
 from cassperf.experiments.schedule import Slot, schedule
-from cassperf.experiments.study import Arm, Calibrated, Study, aa_twin
+from cassperf.experiments.study import AA_SUFFIX, Arm, Calibrated, Study, aa_twin
 from cassperf.workload.spec import WorkloadSpec
 
 STUDIES_DIR = ".studies"
@@ -260,11 +260,21 @@ class _Executor:
         self.record.save()
         return arms, order
 
+    def _mine(self, arm: str, block: int) -> pd.DataFrame:
+        s = self.stored
+        return s[(s["role"] == "measure") & (s["arm"] == arm) & (s["block"] == str(block))]
+
+    def pending(self, calibrated: Calibrated | None) -> bool:
+        """Whether any slot of the plan is still to run (the warm-up is skipped when none is)."""
+        arms = self.study.arms(calibrated)
+        names = [a.name for a in arms] + ([self.study.aa_arm(arms) + AA_SUFFIX] if self.study.aa and arms else [])
+        return any(not self._mine(name, block)["complete"].any()
+                   for name in names for block in range(1, self.study.repeats + 1))
+
     def run_slot(self, slot: Slot, i: int, total: int, arm: Arm) -> None:
         from cassperf.workload.run import RunFailedError
 
-        s = self.stored
-        mine = s[(s["role"] == "measure") & (s["arm"] == arm.name) & (s["block"] == str(slot.block))]
+        mine = self._mine(arm.name, slot.block)
         title = f"[{i}/{total}] block {slot.block} #{slot.position} {arm.name}"
         if mine["complete"].any():
             self.done.skipped += 1
@@ -302,7 +312,12 @@ def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
     with study.contexts(cluster) as contexts, study.runner(contexts) as runner:
         ex = _Executor(study, contexts, runner, root, record, log)
         ex.prepare()
-        ex.warm()
+        if record.calibrated is None and study.calibration_spec() is not None or ex.pending(record.calibrated):
+            ex.warm()
+            found = study.baseline(contexts, runner)
+            if found:
+                record.data.setdefault("baseline", []).append({"utc": _now(), **found})
+                record.save()
         arms, order = ex.arms(ex.calibrate())
         by_name = {a.name: a for a in arms}
         bar = None

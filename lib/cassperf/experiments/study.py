@@ -228,6 +228,11 @@ class Study(StudyParameters):
 
         yield LocalRunner()
 
+    def baseline(self, contexts: Mapping[str, Any], runner: Any) -> Mapping[str, Any] | None:
+        """Measurements of the study's setting, once per execution before the blocks (e.g. the
+        network between the DCs); the executor keeps them in the record under ``baseline``."""
+        return None
+
     def check_parameters(self, parameters: Mapping[str, Any]) -> None:
         """Refuse, before any cluster starts, parameters the named cluster cannot serve (e.g. RF 5
         on an embedded ``cluster_topology`` of 3 nodes): one ConfigError line with the fix."""
