@@ -1,0 +1,321 @@
+"""The multi-DC study's analysis: its claims and report sections from a stored outcome.
+
+Arms with a client in each DC (independent write, replicated write, replicated mixed) hold one
+run per DC client per block. Their claims compare per DC (dc1's runs of one arm with dc1's runs
+of the other, and so for dc2), because the published study charted each DC's client, and
+because the two clients of a block share the machine at the same instant: one block's dc1 and
+dc2 figures are not independent repeats. The charts add a "both DCs together" view: per block
+the clients' ops/s summed, then the mean over blocks; latency from every run's HDR histograms
+merged. The claims, the A/A control first, each decided by a rule fixed before the data
+(cassperf.analysis.claims) on the runs of the arms it compares.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+import pandas as pd
+from scipy import stats as sps
+
+from cassperf.experiments.outcome import StudyOutcome, left_out_reason, run_figures, usable
+
+SHARED = ("every node and both clients share this machine's cores: ops/s are bounded by CPU, which the delay does "
+          "not use, more than by the round trips")
+NO_DISTANCE = "no distance between the DCs here"
+
+
+# -- the runs, by arm and DC --------------------------------------------------------------------
+def baseline(outcome: StudyOutcome) -> dict[str, Any] | None:
+    """The newest network baseline in the study's record (None: none measured)."""
+    found = outcome.record.get("baseline") or []
+    return found[-1] if found else None
+
+
+def rtt_ms(outcome: StudyOutcome) -> float | None:
+    """The round trip the claims use: the measured ping RTT, else the configured one; None when
+    the DCs had no distance between them."""
+    from cassperf.experiments.network import measured_rtt_ms
+
+    b = baseline(outcome)
+    return measured_rtt_ms(b) if b and b.get("far") else None
+
+
+def left_out(outcome: StudyOutcome, arm: str, dc: str | None = None) -> list[str]:
+    """'block 2 dc2-c1: failed: client dc2-c1 did not finish: KilledWorker' for every run of
+    ``arm`` (in ``dc``) that the analysis leaves out."""
+    return [f"block {r.labels.get('block')} {r.labels.get('client', '')}: {left_out_reason(r)}".replace("  ", " ")
+            for r in outcome.runs if r.labels.get("arm") == arm and not usable(r)
+            and (dc is None or r.labels.get("dc") == dc)]
+
+
+def per_dc(outcome: StudyOutcome, figures: pd.DataFrame) -> pd.DataFrame:
+    """One row per arm, DC and op: the runs' mean ops/s with its 95% CI, merged latency."""
+    from cassperf.analysis.arm_summary import arm_table
+
+    used = figures[figures["status"] == "used"]
+    table = arm_table(used, outcome.runs, keys=("arm", "dc"))
+    return _typed(table)
+
+
+def together(outcome: StudyOutcome, figures: pd.DataFrame) -> pd.DataFrame:
+    """One row per arm and op, both DCs' clients together: ops/s summed per block (blocks where
+    every client of the arm counted), mean and 95% CI over those blocks; latency of every run's
+    HDR histograms merged."""
+    from cassperf.analysis.arm_summary import arm_table
+
+    used = figures[figures["status"] == "used"]
+    if used.empty:
+        return used
+    table = arm_table(used, outcome.runs, keys=("arm",))
+    clients = used.groupby("arm")["client"].nunique()
+    rates, cis, blocks = [], [], []
+    for row in table.itertuples():
+        mine = used[(used["arm"] == row.arm) & (used["op"] == row.op)]
+        counts = mine.groupby("block")["client"].nunique()
+        whole = counts[counts == clients[row.arm]].index
+        sums = mine[mine["block"].isin(whole)].groupby("block")["rate_ops_s"].sum().to_numpy(dtype="float64")
+        n = len(sums)
+        rates.append(float(sums.mean()) if n else math.nan)
+        cis.append(float(sps.t.ppf(0.975, n - 1) * sums.std(ddof=1) / math.sqrt(n)) if n >= 2 else math.nan)
+        blocks.append(n)
+    table = table.assign(rate_ops_s=rates, rate_ci_ops_s=cis, n_blocks=blocks)
+    return _typed(table.drop(columns=[c for c in ("dc", "client") if c in table.columns]))
+
+
+def _typed(table: pd.DataFrame) -> pd.DataFrame:
+    for col in ("rf", "threads"):
+        if col in table.columns:
+            table[col] = pd.to_numeric(table[col], errors="coerce").astype("Int64")
+    return table
+
+
+def traffic(outcome: StudyOutcome, root: Any = None) -> pd.DataFrame:
+    """Network send and receive per arm and DC client location (MB/s, 10^6 bytes), the mean over
+    the arm's runs of both DCs at once: the interface counters read around each (group records)."""
+    from cassperf import config
+    from cassperf.experiments.clients import group_records
+
+    ids = {r.run_id: r.labels.get("arm") for r in outcome.runs}
+    rows = []
+    for g in group_records(root if root is not None else config.runs_dir()):
+        arms = {ids.get(c["run_id"]) for c in g.get("clients", [])} - {None}
+        if len(arms) == 1:
+            arm = arms.pop()
+            rows.extend({"arm": arm, **t} for t in g.get("traffic") or [])
+    cols = ["arm", "where", "send_mb_s", "receive_mb_s", "runs", "how"]
+    if not rows:
+        return pd.DataFrame(columns=cols)
+    frame = pd.DataFrame(rows)
+    out = frame.groupby(["arm", "where"], sort=False).agg(send_mb_s=("send_mb_s", "mean"),
+                                                         receive_mb_s=("receive_mb_s", "mean"),
+                                                         runs=("send_mb_s", "size"), how=("how", "first"))
+    return out.reset_index()[cols]
+
+
+# -- the claims ---------------------------------------------------------------------------------
+def claims(outcome: StudyOutcome, figures: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The claims table (cassperf.analysis.claims), the A/A row first; ``figures``: the
+    outcome's run_figures when already computed."""
+    from cassperf.analysis.claims import FAILS, HOLDS, NOT_SHOWN, Claim, alike, claims_frame, describe, higher, lower
+    from cassperf.analysis.compare import compare_groups
+
+    study = outcome.study
+    arms = set(outcome.arm_names)
+    home = study.cl_dc
+    rtt = rtt_ms(outcome)
+    b = baseline(outcome)
+    table = per_dc(outcome, figures if figures is not None else run_figures(outcome))
+    why_no_rtt = f"{NO_DISTANCE}: {b.get('distance')}" if b else f"{NO_DISTANCE}: no baseline was measured"
+
+    def cmp(a: str, b: str, op: str, metric: str = "rate_ops_s", dc: str | None = None) -> Any:
+        ra = [r for r in outcome.runs_of(a) if dc is None or r.labels.get("dc") == dc]
+        rb = [r for r in outcome.runs_of(b) if dc is None or r.labels.get("dc") == dc]
+        return compare_groups(ra, rb, op, metric) if a in arms and b in arms and ra and rb else None
+
+    def lost(*names: str, dc: str | None = None) -> str:
+        gone = [f"{n}, {x}" for n in names for x in left_out(outcome, n, dc)]
+        return f"; left out: {'; '.join(gone)}" if gone else ""
+
+    def every(verdicts: Sequence[str]) -> str:
+        return NOT_SHOWN if not verdicts or NOT_SHOWN in verdicts else HOLDS if all(v == HOLDS for v in verdicts) \
+            else FAILS
+
+    rows: list[Claim] = []
+    aa = study.aa_arm([])
+    c = cmp(aa, aa + " (A/A)", "write", dc=home)
+    rows.append(Claim(f"A/A control: '{aa}' against its identical twin, on {home}'s client", study.source,
+                      describe(c, f"{home}: twin vs original write ops/s") + lost(aa, aa + " (A/A)", dc=home),
+                      "control" if c is None or not c.significant else "noise beyond the method",
+                      "no significant difference expected",
+                      "compared on one DC's client, as the claims on this arm are (per DC)"))
+    # replication lowers each DC's write ops/s
+    comps = {dc: cmp("independent write", "replicated write", "write", dc=dc) for dc in study.dcs}
+    rows.append(Claim("Replicating to the other DC lowers each DC's write ops/s against independent RF 1 writes, "
+                      "even at LOCAL_QUORUM", study.source,
+                      "; ".join(describe(x, f"{dc}: replicated vs independent") for dc, x in comps.items())
+                      + lost("independent write", "replicated write"),
+                      every([lower(x) for x in comps.values()]),
+                      "each DC's replicated write ops/s significantly below its independent RF 1 ops/s, per DC",
+                      f"{study.rf_note}; {SHARED}: a replica costs CPU here, on the same cores"))
+    levels = list(study.cl_levels)
+    lq, eq = "LOCAL_QUORUM", "EACH_QUORUM"
+    if lq in levels and eq in levels:
+        ops = {op: cmp(f"{op} {lq}", f"{op} {eq}", op) for op in ("write", "read")}
+        lats = {op: cmp(f"{op} {lq}", f"{op} {eq}", op, "latency_p50_ms") for op in ("write", "read")}
+        gone = lost(*(f"{op} {lvl}" for op in ("write", "read") for lvl in (lq, eq)))
+        rows.append(Claim("EACH_QUORUM is far slower than LOCAL_QUORUM across the inter-DC round trip, for writes and "
+                          "for reads", study.source,
+                          "; ".join(describe(x, f"{op}s EACH_QUORUM vs LOCAL_QUORUM ops/s") for op, x in ops.items())
+                          + gone, every([lower(x) for x in ops.values()]) if rtt else NOT_SHOWN,
+                          "EACH_QUORUM's ops/s significantly below LOCAL_QUORUM's, for writes and for reads",
+                          f"one client in {home}; {SHARED}" if rtt else why_no_rtt))
+        p50 = {(r.arm, r.op): r.latency_p50_ms for r in table.itertuples()} if not table.empty else {}
+        diffs = {op: p50.get((f"{op} {eq}", op), math.nan) - p50.get((f"{op} {lq}", op), math.nan)
+                 for op in ("write", "read")}
+        verdict = NOT_SHOWN
+        if rtt:
+            rises = [higher(x) for x in lats.values()]
+            near = all(0.5 * rtt <= d <= 2 * rtt for d in diffs.values())
+            verdict = every(rises) if every(rises) != HOLDS else (HOLDS if near else FAILS)
+        rows.append(Claim("EACH_QUORUM adds about one inter-DC round trip to each operation's latency", study.source,
+                          "; ".join(f"{op}s: p50 +{d:.1f} ms (runs merged), {describe(lats[op], 'p50 change')}"
+                                    for op, d in diffs.items()) + (f" (RTT {rtt:.1f} ms)" if rtt else "") + gone,
+                          verdict, "the p50 rise significant for writes and reads, and each between 0.5x and 2x the "
+                                   "RTT (the rise: the HDR-merged p50s of the arms' runs)",
+                          "EACH_QUORUM waits for a quorum in the other DC too" if rtt else why_no_rtt))
+    # QUORUM reads against client threads
+    sweep = sorted((int(a["labels"]["threads"]), a["name"]) for a in outcome.record.get("arms", [])
+                   if a["labels"].get("part") == "quorum-read" and "aa" not in a["labels"])
+    if len(sweep) >= 2:
+        (t0, a0), (t1, a1) = sweep[0], sweep[-1]
+        up = cmp(a0, a1, "read")
+        rows.append(Claim("More client threads give more QUORUM read ops/s (each read waits on the round trip, so "
+                          "parallel reads add up)", study.source,
+                          describe(up, f"{t1} vs {t0} threads") + lost(a0, a1), higher(up),
+                          "ops/s at the highest thread count significantly above the lowest", SHARED))
+        flat = cmp(a0, a1, "read", "latency_p50_ms")
+        rows.append(Claim("QUORUM read latency stays about the same as client threads increase", study.source,
+                          describe(flat, f"p50 at {t1} vs {t0} threads") + lost(a0, a1), alike(flat, 20.0),
+                          "the 95% CI of the p50 change lies within ±20%",
+                          "more threads than the cores can serve would add queueing to the round trip"))
+        names = [a for _, a in sweep]
+        p50s = [(t, float(r.latency_p50_ms)) for t, a in sweep for r in table.itertuples()
+                if r.arm == a and r.op == "read"] if not table.empty else []
+        if rtt and p50s:
+            ok = all(0.8 * rtt <= p <= 2.0 * rtt for _, p in p50s)
+            rows.append(Claim("QUORUM reads (not LOCAL) take about one inter-DC round trip, at every client thread "
+                              "count", study.source,
+                              "p50 " + ", ".join(f"{p:.1f} ms at {t} threads" for t, p in p50s) +
+                              f" (RTT {rtt:.1f} ms; runs merged)" + lost(*names), HOLDS if ok else FAILS,
+                              f"every thread count's p50 between 0.8x and 2x the RTT "
+                              f"({0.8 * rtt:.1f}-{2 * rtt:.1f} ms)",
+                              "QUORUM over both DCs' replicas needs a replica of the other DC"))
+        else:
+            rows.append(Claim("QUORUM reads (not LOCAL) take about one inter-DC round trip, at every client thread "
+                              "count", study.source, "needs the QUORUM read runs and a round trip between the DCs",
+                              NOT_SHOWN, "every thread count's p50 between 0.8x and 2x the RTT",
+                              why_no_rtt if not rtt else ""))
+    frame = claims_frame(rows)
+    frame.insert(0, "kind", ["control"] + ["claim"] * (len(frame) - 1))
+    return frame
+
+
+# -- the sections -------------------------------------------------------------------------------
+def sections(outcome: StudyOutcome, figures: pd.DataFrame) -> dict[str, Callable[[], Any]]:
+    from cassperf.experiments import network
+    from cassperf.plots import studies as charts
+    from cassperf.report.study_report import Section
+
+    study = outcome.study
+    dcs = per_dc(outcome, figures)
+    both = together(outcome, figures)
+    lat = ", ".join(sorted(set(figures.get("latency_type", pd.Series(dtype=str)).dropna()))) or None
+    calibrated = None
+    if outcome.record.get("calibration"):
+        from cassperf.experiments.study import Calibrated
+
+        calibrated = Calibrated.from_json(outcome.record["calibration"])
+    dropped = study.dropped(calibrated)
+
+    def rows(frame: pd.DataFrame, part: str) -> pd.DataFrame:
+        if frame.empty or "part" not in frame.columns:
+            return frame.iloc[0:0]
+        aa = frame["aa"] if "aa" in frame.columns else pd.Series(pd.NA, index=frame.index)
+        return frame[(frame["part"] == part) & aa.isna()]
+
+    def network_section() -> Any:
+        b = baseline(outcome)
+        text = (f"{b['distance'][:1].upper() + b['distance'][1:]}. " if b and b.get("distance") else "") + (
+            "Measured from the client locations before the blocks: ping each way, iperf3 from the first DC's client "
+            "to a server at the other's. Every packet between the DCs of the embedded cluster passes the delay router, "
+            "a small Python process: iperf3 then measures that router (a few hundred Mbit/s here), not a link, and "
+            "more streams cannot add to it as they do across regions. Below: send and receive at each DC's client "
+            "location during the runs of clients in both DCs (interface byte counters before and after each run, the "
+            "mean over the arm's runs).")
+        net = network.baseline_table(b)
+        return Section("Network between the DCs", text, [_styled(net, {"value": "{:,.2f}"}),
+                                                         _styled(traffic(outcome), {"send_mb_s": "{:,.3f}",
+                                                                                    "receive_mb_s": "{:,.3f}"})])
+
+    def writes() -> Any:
+        w = pd.concat([rows(dcs, "independent"), rows(dcs, "replicated")])
+        t = pd.concat([rows(both, "independent"), rows(both, "replicated")])
+        w = w.assign(point=w["arm"] + " " + w["dc"].astype(str))
+        return Section("Independent RF 1 writes vs replicated writes, both DCs at once",
+                       f"Each bar is the mean of a DC client's {study.repeats} runs with its 95% CI; latency "
+                       f"percentiles are merged over the runs. Together: per block the two clients' ops/s added, "
+                       f"then the mean over blocks. {study.rf_note}. {dropped}",
+                       [charts.bars(w, "dc", "rate_ops_s", "Write ops/s per DC: independent RF 1 vs replicated",
+                                    "ops/s", color="arm", x_title="DC of the client"),
+                        charts.latency_bars(w, "point", "Write latency per DC", lat, x_title="arm and DC"),
+                        charts.bars(t, "arm", "rate_ops_s", "Write ops/s, both DCs together", "ops/s", x_title="arm"),
+                        charts.latency_bars(t, "arm", "Write latency, both DCs together (HDR-merged)", lat,
+                                            x_title="arm")])
+
+    def mixed() -> Any:
+        m = rows(dcs, "mixed")
+        m = m.assign(point=m["dc"].astype(str) + " " + m["op"].astype(str))
+        return Section("Replicated 50/50 mixed, both DCs at once",
+                       "A mixed run has a row per operation; ops/s are each operation's own rate.",
+                       [charts.bars(m, "dc", "rate_ops_s", "Mixed 50/50 on the replicated keyspaces: ops/s per DC",
+                                    "ops/s", color="op", x_title="DC of the client"),
+                        charts.latency_bars(m, "point", "Mixed 50/50: latency per DC and operation", lat,
+                                            x_title="DC and operation")])
+
+    def consistency() -> Any:
+        c = pd.concat([rows(dcs, "cl-write"), rows(dcs, "cl-read")])
+        c = c.assign(point=c["op"].astype(str) + " " + c["cl"].astype(str))
+        return Section("LOCAL_QUORUM vs EACH_QUORUM, writes and reads",
+                       f"From {study.cl_dc}'s client alone, on its replicated keyspace. EACH_QUORUM waits for a quorum "
+                       f"in every DC, so each operation waits for the other DC at least once.",
+                       [charts.bars(c, "op", "rate_ops_s", "Ops/s by consistency level", "ops/s", color="cl",
+                                    x_title="operation"),
+                        charts.latency_bars(c, "point", "Latency by consistency level", lat,
+                                            x_title="operation and consistency level")])
+
+    def quorum() -> Any:
+        q = rows(dcs, "quorum-read")
+        return Section("QUORUM reads against client threads",
+                       f"From {study.cl_dc}'s client. QUORUM counts replicas in both DCs, so every read waits for "
+                       f"the other DC. {dropped}",
+                       [charts.lines(q, "threads", "rate_ops_s", "cl", "QUORUM read ops/s vs client threads", "ops/s",
+                                     x_title="requests in flight (client threads)", log_x=True),
+                        charts.latency_lines(q, "threads", "cl", "QUORUM read latency vs client threads", lat,
+                                             x_title="requests in flight (client threads)", log_x=True)])
+
+    return {"network": network_section, "writes": writes, "mixed": mixed, "consistency": consistency,
+            "quorum": quorum}
+
+
+def _styled(frame: pd.DataFrame, formats: Mapping[str, str]) -> Any:
+    return frame.style.hide(axis="index").format(dict(formats), na_rep="-")
+
+
+def parts(outcome: StudyOutcome) -> tuple[pd.DataFrame, pd.DataFrame, Mapping[str, Callable[[], Any]]]:
+    figures = run_figures(outcome)
+    return claims(outcome, figures), figures, sections(outcome, figures)
+
+
+__all__ = ["claims", "parts", "per_dc", "sections", "together", "traffic"]
