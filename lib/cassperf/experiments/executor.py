@@ -66,9 +66,11 @@ class LocalRunner:
         if arm.spec is None:
             raise ConfigError(f"arm {arm.name!r} has clients per DC: this study needs a runner that places them")
         sampler = {"tables": arm.tables, "interval_s": SAMPLE_INTERVAL_S} if sample else None
+        during = arm.during
         run = run_spec(arm.spec, cluster, tool=arm.tool, labels={**labels, "tool": arm.tool,
                                                                  "spec_key": spec_key(arm.spec, arm.tool)},
-                       sampler=sampler, during=arm.during, root=root, progress=False, warmup_s=warmup_s)
+                       sampler=sampler, during=None if during is None else (lambda writer: during(writer, cluster)),
+                       root=root, progress=False, warmup_s=warmup_s)
         return [run.run_id]
 
 

@@ -46,7 +46,8 @@ class Arm:
     ``labels`` its point labels (rf, op, threads, ...); one run of it is ``spec`` run by
     ``tool`` on the cluster of ``context`` (or, with ``clients``, one spec per client location
     started together by the study's runner). ``before(cluster) -> note`` runs first (e.g. empty
-    the caches); ``during(writer)`` as in run_spec. ``follows``: the arm this one runs right after
+    the caches); ``during(writer, cluster)`` runs in a thread when measurement starts (run_spec's
+    during action, given the arm's cluster too). ``follows``: the arm this one runs right after
     in every block (run "b" after its cold run "a"); such a chain is placed as one unit."""
 
     name: str
@@ -55,7 +56,7 @@ class Arm:
     clients: tuple[tuple[str, WorkloadSpec], ...] = ()
     tool: str = "engine"
     before: Callable[[Any], str | None] | None = None
-    during: Callable[[Any], Any] | None = None
+    during: Callable[[Any, Any], Any] | None = None
     context: str = ""
     follows: str | None = None
     sampler_tables: tuple[tuple[str, str], ...] = ()
