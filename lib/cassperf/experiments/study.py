@@ -140,6 +140,10 @@ class StudyParameters:
     the warm-up's steps; calibrate_s: seconds per calibration point; aa: run the A/A control."""
 
     MIN_INTERVALS: ClassVar[int] = 20
+    #: parameters that say where a study runs, not what it measures: left out of the plan key
+    NOT_IN_PLAN: ClassVar[tuple[str, ...]] = ("experiment", "repeats")
+    #: ClusterSampler options of the measured runs (beside tables and interval_s)
+    SAMPLER: ClassVar[dict[str, Any]] = {}
 
     experiment: str = "local"
     repeats: int = 3
@@ -182,7 +186,7 @@ class StudyParameters:
     def plan_key(self) -> str:
         """12 hex digits naming the plan: every parameter but ``experiment`` and ``repeats`` (more
         repeats extend a plan; the seed, run length and every study parameter make another)."""
-        data = {k: v for k, v in dataclasses.asdict(self).items() if k not in ("experiment", "repeats")}
+        data = {k: v for k, v in dataclasses.asdict(self).items() if k not in self.NOT_IN_PLAN}
         text = json.dumps({"study": type(self).__name__, **data}, sort_keys=True, default=repr)
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
@@ -233,6 +237,11 @@ class Study(StudyParameters):
         """Measurements of the study's setting, once per execution before the blocks (e.g. the
         network between the DCs); the executor keeps them in the record under ``baseline``."""
         return None
+
+    def setting_notes(self) -> list[str]:
+        """What this machine could not make of the plan, one line each (a deployment without its
+        Java, no root for a loop filesystem ...); kept in the record and said in the report."""
+        return []
 
     def check_parameters(self, parameters: Mapping[str, Any]) -> None:
         """Refuse, before any cluster starts, parameters the named cluster cannot serve (e.g. RF 5
