@@ -238,6 +238,14 @@ class Study(StudyParameters):
         network between the DCs); the executor keeps them in the record under ``baseline``."""
         return None
 
+    #: True: the study starts its own clusters in ``contexts`` (one per deployment) unless the
+    #: parameters name the user's cluster; no cluster is started for it beforehand
+    OWN_CLUSTERS: ClassVar[bool] = False
+
+    def describe_setting(self) -> str:
+        """Where the study runs when it starts its own clusters (one sentence for the report)."""
+        return ""
+
     def setting_notes(self) -> list[str]:
         """What this machine could not make of the plan, one line each (a deployment without its
         Java, no root for a loop filesystem ...); kept in the record and said in the report."""

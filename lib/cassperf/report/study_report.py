@@ -204,16 +204,18 @@ def study_report(study_class: type[Study], namespace: Mapping[str, Any],
     params = report_parameters(namespace)
     study = study_class.from_parameters(params)
     analyse_only = bool(params.get("analyse_only"))
-    cluster_desc = None
+    cluster_desc, where = None, ""
     if not analyse_only:
         study.check_parameters(params)
-        cluster_args = {k: params[k] for k in CLUSTER_PARAMETERS if k in params}
-        cluster = study_cluster(**cluster_args)
-        cluster_desc = describe_cluster(cluster)
+        cluster = None
+        if str(params.get("contact_points", "")).strip() or not getattr(study, "OWN_CLUSTERS", False):
+            cluster = study_cluster(**{k: params[k] for k in CLUSTER_PARAMETERS if k in params})
+            cluster_desc = describe_cluster(cluster)
+        where = study.describe_setting() if cluster is None else ""
         execute(study, cluster, progress=True)
     outcome = load_outcome(study, **parse_label_filter(str(params.get("label_filter", ""))))
     claims, figures, sections = (build or type(outcome.study).report_parts)(outcome)
-    return StudyReport(outcome, claims, figures, sections, where_text(cluster_desc), cluster_desc, params)
+    return StudyReport(outcome, claims, figures, sections, where or where_text(cluster_desc), cluster_desc, params)
 
 
 __all__ = ["Section", "StudyReport", "claims_html", "study_report", "where_text"]
