@@ -39,6 +39,14 @@ class StudyOutcome:
                 and (not usable or (r.manifest.get("complete") and not r.manifest.get("failed")))]
 
     @property
+    def calibrated(self) -> Any:
+        """What calibration found (cassperf.experiments.study.Calibrated), or None."""
+        from cassperf.experiments.study import Calibrated
+
+        c = self.record.get("calibration")
+        return Calibrated.from_json(c) if c else None
+
+    @property
     def arm_names(self) -> list[str]:
         return [a["name"] for a in self.record.get("arms", [])]
 
