@@ -222,10 +222,13 @@ def _percentile(ha: list[WindowHistogram], hb: list[WindowHistogram], q: float, 
 
 
 def compare_arms(figures: pd.DataFrame, arm_a: str, arm_b: str, op: str, metric: str = "rate_ops_s") -> ArmComparison:
-    """B against A for `op` and `metric` across their runs, as the module docstring says.
+    """B against A for `op` and `metric` across their runs, as the module docstring says. A
+    metric may also be any other numeric column a study added to the figures (e.g. the node
+    CPU of each run): it is compared as throughput is, by Student's t on the log run figures.
     Raises AnalysisError for an unknown metric or an arm with no runs of the op."""
-    if metric not in T_METRICS and metric not in PERCENTILES:
-        raise AnalysisError(f"compare_arms: metric must be one of {[*T_METRICS, *PERCENTILES]}, got {metric!r}")
+    if metric not in T_METRICS and metric not in PERCENTILES and metric not in figures.columns:
+        raise AnalysisError(f"compare_arms: metric must be one of {[*T_METRICS, *PERCENTILES]} or a numeric column "
+                            f"of the figures, got {metric!r}")
     for arm in (arm_a, arm_b):
         if not len(_of_arm(figures, arm, op)):
             have = sorted(set(figures[ARM].dropna().astype(str)))
