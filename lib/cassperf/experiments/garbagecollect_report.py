@@ -45,6 +45,7 @@ def window_figures(outcome: StudyOutcome, which: str = "operation") -> pd.DataFr
     window, per op: read, and write = every mutation (writes and deletes together)."""
     from cassperf.analysis.repeats import figures_frame, samples_row
     from cassperf.analysis.samples import group_samples
+    from cassperf.analysis.select import AnalysisError
     from cassperf.analysis.steady import SteadyState
 
     study = outcome.study
@@ -53,18 +54,16 @@ def window_figures(outcome: StudyOutcome, which: str = "operation") -> pd.DataFr
         labels = {"run_id": run.run_id, **{k: str(v) for k, v in run.labels.items()}}
         try:
             steady, op = windows(run, study.window_s, study.steady_s)
-        except Exception as exc:  # noqa: BLE001 - a run without its phase leaves, with the reason
+        except AnalysisError as exc:        # a run without its phase (killed before it) leaves, with the reason
             for name in ("read", "write"):
-                records.append(({**labels}, samples_row(None, run.manifest, None, f"no operation window: {exc}")
-                                | {"op": name}))
+                records.append((labels, {**samples_row(None, run.manifest, None, f"no operation window: {exc}"),
+                                         "op": name}))
             continue
         win = op if which == "operation" else steady
+        state = SteadyState(win, 0.0, 0.0, "phase", f"the {which} window {win.start_s:.1f}-{win.end_s:.1f} s", False)
         for name, ops in (("read", ("read",)), ("write", WRITE_OPS)):
-            present = [o for o in ops if o in set(run.intervals["op"].astype(str))]
-            samples = group_samples(run, present, win.start_s, win.end_s)[1] if present else None
-            state = SteadyState(win, f"{which} window {win.start_s:.1f}-{win.end_s:.1f} s") if samples else None
-            row = samples_row(samples, run.manifest, state, "no such operation in the run")
-            records.append((labels, {**row, "op": name}))
+            samples = group_samples(run, (name, list(ops)), win.start_s, win.end_s)[1]
+            records.append((labels, {**samples_row(samples, run.manifest, state), "op": name}))
     return figures_frame(records)
 
 
