@@ -1,8 +1,9 @@
 """How report kernels talk to papermill: ZeroMQ over Unix sockets (IPC) in a private folder,
 never over TCP on 127.0.0.1.
 
-Over TCP any local user can connect to a kernel's ports and the traffic (code, outputs) is
-plain text; ipykernel warns "Kernel is running over TCP without encryption" for that. Over IPC
+Over TCP any local user can connect to a kernel's ports and subscribe to what it publishes
+(every cell's code and outputs, in plain text); ipykernel warns "Kernel is running over TCP
+without encryption" for that. Over IPC
 the five kernel channels are socket files in a folder only this user can enter (0700), which is
 removed with its connection file when the notebook has run. ipykernel still binds one TCP port
 on 127.0.0.1 that no configuration removes: its IOPub pipe, where forked child processes send
