@@ -192,7 +192,8 @@ _RUN_FINISHED = """id => {
   return !prompts.includes('[*]:') && prompts.some(t => /^\\[\\d+\\]:$/.test(t));
 }"""
 
-#: per plotly output of the panel (jupyterlab-plotly's renderer, the one for application/vnd.plotly.v1+json): [drawn svg.main-svg layers, traces drawn, width in px]
+#: per plotly output of the panel (jupyterlab-plotly's renderer of application/vnd.plotly.v1+json):
+#: [svg.main-svg layers drawn, traces drawn, width in px]
 _CHARTS = """id => [...document.getElementById(id)
     .querySelectorAll('.jp-OutputArea-output .jp-RenderedPlotly, .jp-OutputArea-output.jp-RenderedPlotly')]
   .map(o => [o.querySelectorAll('svg.main-svg').length, o.querySelectorAll('svg.main-svg .trace').length,
