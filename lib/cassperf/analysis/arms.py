@@ -269,6 +269,21 @@ def compare_arms(figures: pd.DataFrame, arm_a: str, arm_b: str, op: str, metric:
                          mde_pct=mde_pct(se, df), log_change=est, se_log=se, df=df, method=method, **base)
 
 
+def compare_stored(figures: pd.DataFrame, arm_a: str, arm_b: str, op: str, metric: str = "rate_ops_s") \
+        -> ArmComparison:
+    """compare_arms where either arm may have no stored run of the op (a study analysed from
+    part of its runs, or an arm this machine could not make): then a comparison without a test
+    whose ``problem`` says which arm has none, so its claim is "not shown" with that reason."""
+    missing = [arm for arm in (arm_a, arm_b) if not len(_of_arm(figures, arm, op))] if len(figures) else [arm_a, arm_b]
+    if not missing:
+        return compare_arms(figures, arm_a, arm_b, op, metric)
+    nan = math.nan
+    return ArmComparison(op=op, metric=metric, arm_a=arm_a, arm_b=arm_b, a=nan, b=nan, change_pct=nan, ci_low_pct=nan,
+                         ci_high_pct=nan, p_value=None, significant=False, n_a=0, n_b=0, paired=False, mde_pct=nan,
+                         log_change=nan, se_log=nan, df=nan, method="none",
+                         problem=f"no stored run of {' or '.join(repr(m) for m in missing)} with op {op!r}")
+
+
 def _gmean(values: np.ndarray) -> float:
     v = values[np.isfinite(values) & (values > 0)]
     return float(np.exp(np.log(v).mean())) if len(v) else math.nan

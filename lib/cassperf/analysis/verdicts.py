@@ -45,7 +45,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from cassperf.analysis.arms import ArmComparison, compare_arms
+from cassperf.analysis.arms import ArmComparison, compare_stored
 from cassperf.analysis.claims import FAILS, HOLDS, NOT_SHOWN, Claim
 from cassperf.analysis.format import fmt_p, fmt_pct
 
@@ -125,9 +125,9 @@ def plateau(figures: pd.DataFrame, points: Mapping[float, str], knee: float, op:
         raise ValueError(f"plateau: the knee {knee!r} must be one of the sweep's points {xs} with a point "
                          f"below and above it")
     rule = PLATEAU_RULE.format(k=knee, m=margin_pct)
-    grow = compare_arms(figures, points[xs[0]], points[knee], op, metric)
+    grow = compare_stored(figures, points[xs[0]], points[knee], op, metric)
     rise = directional(grow, +1)
-    above = [(x, compare_arms(figures, points[knee], points[x], op, metric)) for x in xs if x > knee]
+    above = [(x, compare_stored(figures, points[knee], points[x], op, metric)) for x in xs if x > knee]
     if rise.verdict == FAILS:
         return Verdict(FAILS, f"from {xs[0]:g} to {knee:g}: {grow.text}: it falls", rule, grow)
     beyond = [(x, c) for x, c in above if not c.problem and c.ci_pct(0.90)[0] > margin_pct]

@@ -146,7 +146,7 @@ def facts(dep: Deployment, cluster: str, tmpfs_dir: str | Path = "/dev/shm", clu
                          f"give tmpfs_dir a tmpfs mount (e.g. /dev/shm)")
         return Facts(dep, home, version, jolokia, nodetool, tmpfs_folder(base, cluster), fs, note)
     where = clusters_dir or config.clusters_dir()
-    probe = where if where.exists() else where.parent
+    probe = next(p for p in (where, *where.parents) if p.exists())     # where the folder will be made
     return Facts(dep, home, version, jolokia, nodetool, None, storage_of(probe).fstype, note)
 
 

@@ -133,22 +133,22 @@ def sampled_figures(outcome: StudyOutcome) -> pd.DataFrame:
 
 def claims(outcome: StudyOutcome) -> pd.DataFrame:
     """The published findings, garbagecollect against the placebo over the operation windows."""
-    from cassperf.analysis.arms import compare_arms
+    from cassperf.analysis.arms import compare_stored
     from cassperf.analysis.verdicts import aa_control, claim, claims_table, directional, equivalent
 
     src = outcome.study.source
     figs = window_figures(outcome)
     gc, placebo = "garbagecollect", "placebo"
     aa = claim("A/A control: the placebo arm against its identical twin", src,
-               aa_control(compare_arms(figs, placebo, placebo + " (A/A)", "read", "rate_ops_s")))
+               aa_control(compare_stored(figs, placebo, placebo + " (A/A)", "read", "rate_ops_s")))
     rows = []
     for name in ("read", "write"):
-        c = compare_arms(figs, placebo, gc, name, "rate_ops_s")
+        c = compare_stored(figs, placebo, gc, name, "rate_ops_s")
         rows.append(claim(f"{name.capitalize()} throughput stays the same during garbagecollect (fixed rate)", src,
                           equivalent(c, 5.0), "a fixed rate holds its throughput unless the cluster falls behind"))
     for name in ("read", "write"):
         for metric, what in (("latency_p99_ms", "p99"), ("latency_mean_ms", "average")):
-            c = compare_arms(figs, placebo, gc, name, metric)
+            c = compare_stored(figs, placebo, gc, name, metric)
             rows.append(claim(f"{name.capitalize()} latency ({what}) rises during garbagecollect", src,
                               directional(c, +1), ONE_HOST))
     return claims_table(aa, rows)
