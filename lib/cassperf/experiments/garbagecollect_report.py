@@ -72,6 +72,7 @@ def published_table(outcome: StudyOutcome) -> pd.DataFrame:
     throughput as the runs' ops over their seconds, latency from the merge of every run's window."""
     from cassperf.analysis.arm_summary import merged_latency
     from cassperf.analysis.format import fmt_micros, fmt_rate
+    from cassperf.analysis.samples import group_samples
 
     study = outcome.study
     runs = [r for r in outcome.runs_of("garbagecollect")]
@@ -82,11 +83,9 @@ def published_table(outcome: StudyOutcome) -> pd.DataFrame:
             wins = [windows(r, study.window_s, study.steady_s)[idx] for r in runs]
             count = secs = 0.0
             for r, w in zip(runs, wins, strict=True):
-                iv = r.intervals
-                mid = (iv["start_s"] + iv["end_s"]) / 2
-                sel = iv[iv["op"].astype(str).isin(ops) & (mid >= w.start_s) & (mid < w.end_s)]
-                count += float(sel["count"].sum())
-                secs += w.length_s
+                samples = group_samples(r, (name.lower(), list(ops)), w.start_s, w.end_s)[1]
+                count += float(samples.count.sum())
+                secs += float((samples.end_s - samples.start_s).sum())
             lat = merged_latency([_as_one(r, ops) for r in runs], [(w.start_s, w.end_s) for w in wins], ops[0])
             cells[title] = {"rate": count / secs if secs else math.nan, **lat}
         for metric, key, fmt in (("Throughput", "rate", fmt_rate), ("Latency avg.", "latency_mean_ms", None),
