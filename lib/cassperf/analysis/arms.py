@@ -111,8 +111,8 @@ class ArmComparison:
         if self.problem:
             return f"{fmt_pct(self.change_pct)}: {self.problem}"
         runs = f"{self.n_a} blocks paired" if self.paired else f"{self.n_a} and {self.n_b} runs"
-        return (f"{fmt_pct(self.change_pct)} [{fmt_pct(self.ci_low_pct)}, {fmt_pct(self.ci_high_pct)}], {fmt_p(self.p_value)}, "
-                f"{runs}; MDE ±{self.mde_pct:.0f}%")
+        ci = f"[{fmt_pct(self.ci_low_pct)}, {fmt_pct(self.ci_high_pct)}]"
+        return f"{fmt_pct(self.change_pct)} {ci}, {fmt_p(self.p_value)}, {runs}; MDE ±{self.mde_pct:.0f}%"
 
 
 def _of_arm(figures: pd.DataFrame, arm: str, op: str) -> np.ndarray:
