@@ -37,7 +37,8 @@ B = [150.0, 160.0, 200.0]
 
 
 def test_paired_per_block_t_test_on_log_ratios() -> None:
-    frame = figures([(f"a{k}", "a", k, v) for k, v in enumerate(A, 1)] + [(f"b{k}", "b", k, v) for k, v in enumerate(B, 1)])
+    frame = figures([(f"a{k}", "a", k, v) for k, v in enumerate(A, 1)]
+                    + [(f"b{k}", "b", k, v) for k, v in enumerate(B, 1)])
     c = compare_arms(frame, "a", "b", "write")
     d = np.log(B) - np.log(A)
     se = d.std(ddof=1) / math.sqrt(3)
@@ -60,7 +61,8 @@ def test_paired_per_block_t_test_on_log_ratios() -> None:
 
 
 def test_welch_on_log_run_figures_without_blocks() -> None:
-    frame = figures([(f"a{k}", "a", None, v) for k, v in enumerate(A)] + [(f"b{k}", "b", None, v) for k, v in enumerate(B)])
+    frame = figures([(f"a{k}", "a", None, v) for k, v in enumerate(A)]
+                    + [(f"b{k}", "b", None, v) for k, v in enumerate(B)])
     c = compare_arms(frame, "a", "b", "write")
     assert not c.paired
     assert c.p_value == pytest.approx(sps.ttest_ind(np.log(B), np.log(A), equal_var=False).pvalue)

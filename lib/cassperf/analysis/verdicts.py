@@ -10,6 +10,18 @@
     claims_table(aa, claims) -> DataFrame       the A/A row first, then the claims; every verdict
                                                 withheld when the A/A row is significant
 
+A study's claims, from its stored runs (labels `arm` and `block` as the executor writes them):
+
+    figures = run_figures(runs)                                  # analysis.repeats, one row per run and op
+    twin = compare_arms(figures, "rf-write/rf=3", "rf-write/rf=3/aa", "write")    # analysis.arms
+    aa = claim("A/A: RF 3 writes, the same arm twice", SOURCE, aa_control(twin))
+    rf = compare_arms(figures, "rf-write/rf=2", "rf-write/rf=1", "write")          # B = RF 1 against A = RF 2
+    rows = [claim("Writes at RF 1 are faster than at RF 2", SOURCE, directional(rf, +1)),
+            claim("RF 2 and RF 3 write at about the same rate", SOURCE,
+                  equivalent(compare_arms(figures, "rf-write/rf=2", "rf-write/rf=3", "write"), 10.0))]
+    table = claims_table(aa, rows)                               # the report's claims table
+    gone = left_out(figures)                                     # the runs that left, and why
+
 `c` is an analysis.arms.ArmComparison. Verdicts are "holds", "does not hold" or "not shown";
 every reason is one line, and every "not shown" says why and what change the runs could have
 detected (the comparison's MDE, 80% power at the 5% level).
