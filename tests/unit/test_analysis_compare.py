@@ -10,7 +10,7 @@ import pytest
 
 from tests.unit.analysis_runs import lognormal, make_run, shaped_run
 
-from cassperf import hdr
+from cassperf.results import hdr
 from cassperf.analysis import (
     AnalysisError,
     Window,
@@ -113,7 +113,7 @@ def test_bootstrap_ci_of_p99_contains_the_true_change() -> None:
 
 
 def test_bootstrap_replicates_re_merge_the_histograms_exactly() -> None:
-    # the vectorised percentile of a weighted row sum equals cassperf.hdr on the same counts
+    # the vectorised percentile of a weighted row sum equals cassperf.results.hdr on the same counts
     run, _ = make_run({"write": lognormal(2.0, 0.8, 50)}, 12, seed=4)
     s = op_samples(run, "write")
     assert s.hist is not None

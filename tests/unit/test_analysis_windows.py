@@ -9,7 +9,7 @@ import pytest
 
 from tests.unit.analysis_runs import LAYOUT, STARTED, counts_histogram, lognormal, make_run, pooled_stats
 
-from cassperf import hdr
+from cassperf.results import hdr
 from cassperf.analysis import (
     AnalysisError,
     Window,

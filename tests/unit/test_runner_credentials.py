@@ -26,7 +26,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cassperf import hdr
+from cassperf.results import hdr
 from cassperf.cluster import RemoteCluster
 from cassperf.errors import ConfigError, ToolError
 from cassperf.parsers import parse, parse_text

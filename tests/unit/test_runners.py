@@ -364,7 +364,7 @@ def test_latte_writes_and_reads_keyspace1_standard1_into_one_run_with_the_sample
 
 
 def test_a_stress_hdr_log_is_stored_on_the_runs_clock_by_its_epoch_times(tmp_path):
-    from cassperf import hdr
+    from cassperf.results import hdr
     from cassperf.parsers.hdr_log import write_hdr_log
     from cassperf.workload.runners.stress_runner import _store_hdr
 

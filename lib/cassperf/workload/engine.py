@@ -10,7 +10,7 @@ the main module); notebooks and imported modules need nothing.
 Layout. The parent process (this module) creates the schema through cassandra-driver (control
 plane), starts P worker processes (``worker``; multiprocessing ``spawn``, one asyncio loop and
 one backend session each, ``concurrency`` requests in flight split among them), publishes the
-start time, then merges the workers' interval histograms (``cassperf.hdr``: summed bucket by
+start time, then merges the workers' interval histograms (``cassperf.results.hdr``: summed bucket by
 bucket, never averaged) and writes each interval to the run folder as soon as every worker has
 reported it:
 
@@ -62,7 +62,7 @@ from typing import Any
 import numpy as np
 
 import cassperf
-from cassperf import hdr
+from cassperf.results import hdr
 from cassperf.errors import CassperfError, ConfigError
 from cassperf.parsers.hdr_log import write_hdr_log
 from cassperf.results.manifest import build_manifest
