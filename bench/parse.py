@@ -50,7 +50,6 @@ from typing import Any
 
 import numpy as np
 
-from cassperf.results import hdr
 from cassperf.config import fixtures_dir
 from cassperf.parsers import read_text
 from cassperf.parsers.base import ParseResult
@@ -58,6 +57,7 @@ from cassperf.parsers.cassandra_stress import parse_stress_log
 from cassperf.parsers.gc_unified import parse_unified_gc
 from cassperf.parsers.gc_unified import sniff as gc_unified_sniff
 from cassperf.parsers.hdr_log import merge_logs, read_hdr_log, write_hdr_log
+from cassperf.results import hdr
 
 MB = 1 << 20
 CS_FIXTURE = "cassandra-stress/cs_4.1.11_write_n25000_threads3_full_crystalloide.txt"

@@ -10,7 +10,6 @@ import pytest
 
 from tests.unit.analysis_runs import lognormal, make_run, shaped_run
 
-from cassperf.results import hdr
 from cassperf.analysis import (
     AnalysisError,
     Window,
@@ -23,6 +22,7 @@ from cassperf.analysis import (
 from cassperf.analysis.compare import batch_means, lag1
 from cassperf.analysis.samples import op_samples
 from cassperf.analysis.steady import mser5_truncation
+from cassperf.results import hdr
 
 
 def counts(seed: int, mean: float, n: int = 60, sd: float = 20.0) -> list[int]:

@@ -23,11 +23,11 @@ from hypothesis import strategies as st
 from tests.fuzzing import mutate_lines
 from tests.unit.test_analysis_imports import imported_names
 
-from cassperf.results import hdr
 from cassperf.errors import ParseError
 from cassperf.parsers import detect, parse_text
 from cassperf.parsers.base import ParseResult
 from cassperf.parsers.hdr_log import merge_logs, read_hdr_log, split_tag, write_hdr_log
+from cassperf.results import hdr
 
 LAYOUT = hdr.Layout(1, 3_600_000_000_000, 3)        # cassandra-stress: Histogram(3), ns
 PCTS = (50.0, 95.0, 99.0, 99.9, 100.0)

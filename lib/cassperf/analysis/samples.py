@@ -19,7 +19,6 @@ import numpy as np
 import pandas as pd
 from hdrh.histogram import HdrHistogram
 
-from cassperf.results import hdr
 from cassperf.analysis.select import (
     AnalysisError,
     choose_tag,
@@ -30,6 +29,7 @@ from cassperf.analysis.select import (
     ops_of,
     run_name,
 )
+from cassperf.results import hdr
 from cassperf.results.model import Run
 
 PERCENTILE_COLUMNS: dict[float, str] = {50.0: "latency_p50_ms", 95.0: "latency_p95_ms", 99.0: "latency_p99_ms",

@@ -71,7 +71,7 @@ from cassperf.workload.runners.streaming import (
     private_workdir, store_result, stream_process, tail_text, tool_credentials, which,
 )
 from cassperf.workload.spec import Population, WorkloadSpec, WorkloadSpecError
-from cassperf.workload.stress_cmdline import schema_cql
+from cassperf.workload.runners.stress_cmdline import schema_cql
 
 TOOL = "latte"
 ENV_VAR = "LATTE"

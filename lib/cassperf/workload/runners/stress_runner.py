@@ -8,7 +8,7 @@ Where it is found (first hit wins): the file `$CASSANDRA_STRESS` names (it must 
 be executable), `$CASSANDRA_HOME/tools/bin/cassandra-stress`, `cassandra-stress` on PATH.
 cassandra-stress ships only in the Apache Cassandra tarball (not on Maven Central).
 
-The argv is `[cassandra-stress, *spec.to_stress_args()]`, plus `-node <contact points>` when
+The argv is `[cassandra-stress, *to_stress_args(spec)]` (`stress_cmdline`), plus `-node <contact points>` when
 the spec names no nodes and a cluster is given, and `-port native=<port>` when that cluster's
 CQL port is not 9042. A spec with a delete share (which simple mode cannot run), or any spec
 when `user_profile=True`, runs in user mode instead: the profile YAML
@@ -67,8 +67,8 @@ from cassperf.workload.runners.streaming import (
     write_private,
 )
 from cassperf.workload.spec import WorkloadSpec
-from cassperf.workload.stress_cmdline import display_command
-from cassperf.workload.stress_profile import PROFILE_NAME, needs_profile, profile_yaml, to_user_args
+from cassperf.workload.runners.stress_cmdline import display_command, to_stress_args
+from cassperf.workload.runners.stress_profile import PROFILE_NAME, needs_profile, profile_yaml, to_user_args
 
 TOOL = "cassandra-stress"
 RAW_NAME = "cassandra-stress.txt"
@@ -119,14 +119,14 @@ def locate_cassandra_stress(environ: Mapping[str, str] | None = None) -> Path:
 
 def stress_argv(spec: WorkloadSpec, executable: str | Path, cluster: Any = None, *,
                 schema_precreated: bool = False, profile: str | None = None) -> list[str]:
-    """The full argv: the executable, spec.to_stress_args() (or, given a `profile` path, the
+    """The full argv: the executable, to_stress_args(spec) (or, given a `profile` path, the
     user-mode arguments to_user_args(spec, profile)), and the cluster's contact points
     (`-node a,b`) and CQL port (`-port native=N`, only when not 9042) where the spec names no
     nodes."""
     if cluster is not None and not spec.nodes:
         spec = dataclasses.replace(spec, nodes=tuple(cluster.contact_points))
     args = (to_user_args(spec, profile) if profile is not None
-            else spec.to_stress_args(schema_precreated=schema_precreated))
+            else to_stress_args(spec, schema_precreated=schema_precreated))
     argv = [str(executable), *args]
     if cluster is not None and int(cluster.port) != 9042:
         argv += ["-port", f"native={int(cluster.port)}"]
