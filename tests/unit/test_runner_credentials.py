@@ -26,6 +26,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import shared_fixture
 from cassperf.cluster import RemoteCluster
 from cassperf.errors import ConfigError, ToolError
 from cassperf.parsers import parse, parse_text
@@ -364,8 +365,8 @@ def test_a_number_like_password_is_redacted_where_keyed_and_the_figures_parse_un
     assert not any("outside a password setting" in w for w in loaded.warnings)
 
 
-def _lines(fixtures: Path) -> list[str]:
-    return [*(fixtures / CS_FIXTURE).read_text().splitlines(), *LATTE_FIXTURE.read_text().splitlines()]
+def _lines() -> list[str]:
+    return [*shared_fixture(CS_FIXTURE).read_text().splitlines(), *LATTE_FIXTURE.read_text().splitlines()]
 
 
 _NUMBER = re.compile(r"[0-9][0-9.,]*")
@@ -377,8 +378,8 @@ def _is_subsequence(small: list[str], big: list[str]) -> bool:
     return all(any(x == y for y in it) for x in small)
 
 
-def test_short_and_number_like_passwords_leave_every_unkeyed_line_of_real_captures_alone(fixtures):
-    lines = [ln for ln in _lines(fixtures) if not _KEYED.search(ln)]
+def test_short_and_number_like_passwords_leave_every_unkeyed_line_of_real_captures_alone():
+    lines = [ln for ln in _lines() if not _KEYED.search(ln)]
     for secret in ["1", "0", "00", "9.", ",", "e", "ms", "op", "25000", "2024", "1.6", "10,0", "0 0", "-1", "+1"]:
         redactor = Redactor([secret])
         assert [redactor.line(ln) for ln in lines] == lines, secret
@@ -407,10 +408,7 @@ def test_redaction_never_alters_a_figure_and_leaves_no_long_password(fixtures_li
 
 @pytest.fixture(scope="module")
 def fixtures_lines() -> list[str]:
-    from cassperf.config import fixtures_dir
-    if not (fixtures_dir() / CS_FIXTURE).is_file():
-        pytest.skip(f"shared fixture not found: {fixtures_dir() / CS_FIXTURE}")
-    return _lines(fixtures_dir())
+    return _lines()
 
 
 def test_the_keyed_rule_covers_the_ways_tools_print_a_password():

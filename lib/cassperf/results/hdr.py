@@ -37,7 +37,6 @@ import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any
 
 import numpy as np
 import pandas as pd
