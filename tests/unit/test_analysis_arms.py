@@ -12,7 +12,7 @@ from scipy import stats as sps
 
 from tests.unit.analysis_runs import shaped_run
 
-from cassperf import hdr
+from cassperf.results import hdr
 from cassperf.analysis import AnalysisError
 from cassperf.analysis.arms import compare_arms, resamples
 from cassperf.analysis.power import mde_pct
@@ -145,7 +145,7 @@ def test_a_percentile_is_read_from_the_arms_merged_histograms_with_a_bootstrap_o
     for arm in ("a", "b"):
         rows = frame[frame["arm"] == arm]
         own = [x for x in runs if x.labels["arm"] == arm]
-        parts = [hdr.merge(r, start_s=s, end_s=e)["WRITE-rt"] for r, s, e in
+        parts = [hdr.merge(r.histograms, start_s=s, end_s=e)["WRITE-rt"] for r, s, e in
                  zip(own, rows["window_start_s"], rows["window_end_s"], strict=True)]
         total = parts[0]
         total.add(parts[1])
