@@ -11,6 +11,7 @@ from cassperf.errors import ConfigError
 from cassperf.experiments import storage_cache as sc
 from cassperf.plots.studies import sweep_charts
 from cassperf.storage.loopfs import Storage
+from cassperf.workload.runners.stress_cmdline import to_stress_command
 
 MEASURED = {"storage": "ext4 on /dev/vda", "storage_device": "/dev/vda", "storage_fs": "ext4"}
 
@@ -51,7 +52,7 @@ def test_the_plan_writes_then_sweeps_full_then_empties_the_caches_before_run_a_t
                and s.labels["compression"].startswith("LZ4Compressor, chunk_length_in_kb=") for s in steps)
     read = steps[1].spec
     assert (read.op, read.n, read.concurrency, read.warmup) == ("read", 500, 4, False)
-    assert "-pop dist=UNIFORM(1..1000)" in read.to_stress_command(schema_precreated=True)
+    assert "-pop dist=UNIFORM(1..1000)" in to_stress_command(read, schema_precreated=True)
     assert read.compression.chunk_length_in_kb == 4 and read.keyspace == "storage_c4"
     assert (read.column_count, read.column_size) == (1, 4096)
     # the same point always gets the same spec_key (resume), another chunk size another

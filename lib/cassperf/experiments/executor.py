@@ -8,8 +8,9 @@ In order, every step recorded in the study's record (``<runs>/.studies/<study>--
    runner (client placement).
 3. Preparations (role=load): the rows the arms read, once per plan; skipped while stored and
    their keyspace exists.
-4. Warm-up (role=warmup), on every context, each time the executor starts: steps of load until
-   throughput stops rising (cassperf.experiments.calibrate).
+4. Warm-up (role=warmup), on every context, each time the executor has runs to make: steps of
+   load until throughput stops rising (cassperf.experiments.calibrate). When every run of the
+   plan is stored, nothing is started (no context opens), loaded, warmed or run.
 5. Calibration (role=calibration), once per plan: the knee of throughput against concurrency;
    kept in the record, so a resumed study runs the same arms.
 6. The arms, plus the A/A twin of ``study.aa_arm``, in ``repeats`` randomized interleaved blocks
@@ -73,16 +74,18 @@ class LocalRunner:
     """Runs an arm's one spec in this process through the one entry point, run_spec."""
 
     def run(self, arm: Arm, cluster: Any, labels: Mapping[str, str], *, root: Path, warmup_s: float,
-            sample: bool = True) -> list[str]:
+            sample: bool = True, sampler: Mapping[str, Any] | None = None) -> list[str]:
         """Run ids of the stored run(s); RunFailedError (stored, marked failed) when it failed."""
         from cassperf.workload.run import run_spec
 
         if arm.spec is None:
             raise ConfigError(f"arm {arm.name!r} has clients per DC: this study needs a runner that places them")
-        sampler = {"tables": arm.tables, "interval_s": SAMPLE_INTERVAL_S} if sample else None
+        options = {"tables": arm.tables, "interval_s": SAMPLE_INTERVAL_S, **dict(sampler or {})} if sample else None
+        during = arm.during
         run = run_spec(arm.spec, cluster, tool=arm.tool, labels={**labels, "tool": arm.tool,
                                                                  "spec_key": spec_key(arm.spec, arm.tool)},
-                       sampler=sampler, during=arm.during, root=root, progress=False, warmup_s=warmup_s)
+                       sampler=options, during=None if during is None else (lambda writer: during(writer, cluster)),
+                       root=root, progress=False, warmup_s=warmup_s)
         return [run.run_id]
 
 
@@ -183,6 +186,20 @@ def _rate(root: Path, run_ids: list[str]) -> float:
     return total
 
 
+def _mine(stored: pd.DataFrame, arm: str, block: int) -> pd.DataFrame:
+    """The stored measured runs of one slot."""
+    s = stored
+    return s[(s["role"] == "measure") & (s["arm"] == arm) & (s["block"] == str(block))]
+
+
+def pending(study: Study, stored: pd.DataFrame, calibrated: Calibrated | None) -> int:
+    """How many slots of the plan have no complete stored run."""
+    arms = study.arms(calibrated)
+    names = [a.name for a in arms] + ([study.aa_arm(arms) + AA_SUFFIX] if study.aa and arms else [])
+    return sum(not _mine(stored, name, block)["complete"].any()
+               for name in names for block in range(1, study.repeats + 1))
+
+
 class _Executor:
     """One execution of a study inside its open contexts and runner (see execute)."""
 
@@ -201,7 +218,7 @@ class _Executor:
 
     def run_arm(self, arm: Arm, labels: Mapping[str, str], sample: bool = True) -> list[str]:
         return self.runner.run(arm, self.contexts[arm.context], {**self.base, **labels}, root=self.root,
-                               warmup_s=self.study.warmup_s, sample=sample)
+                               warmup_s=self.study.warmup_s, sample=sample, sampler=self.study.SAMPLER)
 
     def prepare(self) -> None:
         """Preparations (role=load), skipped while stored and their keyspace exists."""
@@ -250,7 +267,7 @@ class _Executor:
 
         def at(concurrency: int) -> float:
             step = dataclasses.replace(spec, duration=self.study.calibrate_s, n=None, concurrency=concurrency)
-            ids = self.run_arm(Arm("calibration", {}, spec=step),
+            ids = self.run_arm(Arm("calibration", {}, spec=step, context=next(iter(self.contexts))),
                                {"role": "calibration", "name": f"{spec.op} at {concurrency}"}, sample=False)
             runs.extend(ids)
             return _rate(self.root, ids)
@@ -275,23 +292,12 @@ class _Executor:
         self.record.save()
         return arms, order
 
-    def _mine(self, arm: str, block: int) -> pd.DataFrame:
-        s = self.stored
-        return s[(s["role"] == "measure") & (s["arm"] == arm) & (s["block"] == str(block))]
-
-    def pending(self, calibrated: Calibrated | None) -> bool:
-        """Whether any slot of the plan is still to run (the warm-up is skipped when none is)."""
-        arms = self.study.arms(calibrated)
-        names = [a.name for a in arms] + ([self.study.aa_arm(arms) + AA_SUFFIX] if self.study.aa and arms else [])
-        return any(not self._mine(name, block)["complete"].any()
-                   for name in names for block in range(1, self.study.repeats + 1))
-
     def run_slot(self, slot: Slot, i: int, total: int, arm: Arm) -> None:
         from cassperf.workload.run import RunFailedError
 
         from cassperf.results.store import mark_failed
 
-        mine = self._mine(arm.name, slot.block)
+        mine = _mine(self.stored, arm.name, slot.block)
         title = f"[{i}/{total}] block {slot.block} #{slot.position} {arm.name}"
         cut = mine[~mine["complete"].astype(bool) & ~mine["failed"]]
         if mine["complete"].any() and cut.empty:
@@ -340,15 +346,25 @@ def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
     study.check_cluster(cluster)
     record = StudyRecord.open(root, study)
     t0 = time.monotonic()
+    if (record.calibrated is not None or study.calibration_spec() is None) \
+            and not pending(study, _stored(root, study), record.calibrated):
+        record.log("every run of the plan is stored: nothing started, loaded, warmed or run")
+        log(record.data["log"][-1])
+        record.save()
+        return Execution(record, seconds=time.monotonic() - t0)
     with study.contexts(cluster) as contexts, study.runner(contexts) as runner:
         ex = _Executor(study, contexts, runner, root, record, log)
+        notes = study.setting_notes()
+        if notes:
+            record.data["notes"] = notes
+            for line in notes:
+                ex.say(f"not made here: {line}")
         ex.prepare()
-        if record.calibrated is None and study.calibration_spec() is not None or ex.pending(record.calibrated):
-            ex.warm()
-            found = study.baseline(contexts, runner)
-            if found:
-                record.data.setdefault("baseline", []).append({"utc": _now(), **found})
-                record.save()
+        ex.warm()
+        found = study.baseline(contexts, runner)
+        if found:
+            record.data.setdefault("baseline", []).append({"utc": _now(), **found})
+            record.save()
         arms, order = ex.arms(ex.calibrate())
         by_name = {a.name: a for a in arms}
         bar = None
