@@ -219,6 +219,8 @@ def test_the_executor_stores_a_slot_whose_client_died_as_partial_and_its_compari
     assert f"left out: replicated write, block 1 dc2-c1: failed: client dc2-c1 did not finish: KilledWorker" \
         in row["measured"], row["measured"]
     assert done.record.data["baseline"][0]["far"] is True
-    # run again: the partial slot is kept, nothing runs
+    # run again: the partial slot is kept, nothing starts or runs
     again = execute(study, two_dcs, root=tmp_path)
-    assert (again.ran, again.skipped) == (0, 6)
+    assert (again.ran, again.partial) == (0, 0)
+    assert again.record.data["log"][-1].endswith("every run of the plan is stored: nothing started, loaded, warmed "
+                                                 "or run")

@@ -144,16 +144,20 @@ def test_per_dc_and_both_dcs_together_and_a_lost_client_listed() -> None:
     assert both.loc["independent write", "n_blocks"] == 2
     assert both.loc["replicated write", "rate_ops_s"] == pytest.approx(280.0)       # block 1 only: 160 + 120
     assert both.loc["replicated write", "n_blocks"] == 1 and math.isnan(both.loc["replicated write", "rate_ci_ops_s"])
-    assert multidc_report.left_out(outcome, "replicated write") == [
-        "block 2 dc2-c1: failed: client dc2-c1 did not finish: KilledWorker: gone"]
     claims = multidc_report.claims(outcome, figures)
+    assert claims["claim"].iloc[0] == "A/A control: 'replicated write' against its identical twin, on dc1's client"
     replicated = claims[claims["claim"].str.startswith("Replicating to the other DC")].iloc[0]
-    assert replicated["measured"].endswith("; left out: replicated write, block 2 dc2-c1: failed: client dc2-c1 did "
-                                           "not finish: KilledWorker: gone")
-    assert list(claims["kind"])[:2] == ["control", "claim"]
+    dc2 = replicated["measured"].split("; dc2, ")[1]
+    assert dc2.startswith("replicated vs independent: ") and dc2.endswith(
+        "(left out: replicated write-2-dc2: failed: client dc2-c1 did not finish: KilledWorker: gone)"), dc2
+    # dc1 falls 420 -> 168 ops/s in both blocks, but dc2 has one counted run left: the claim cannot be decided
+    assert (replicated["verdict"], replicated["reason"]) == (
+        "not shown", "the runs cannot decide: too few runs counted (2 of independent write, 1 of replicated write; 2 "
+                     "a side needed)")
     # no baseline, so no distance known: the claims on the round trip are not shown, and say why
     eq = claims[claims["claim"].str.startswith("EACH_QUORUM is far slower")].iloc[0]
-    assert (eq["verdict"], eq["note"]) == ("not shown", "no distance between the DCs here: no baseline was measured")
+    assert (eq["verdict"], eq["reason"]) == ("not shown", "no distance between the DCs here: no network baseline was "
+                                                          "measured")
 
 
 def test_the_round_trip_the_claims_use_is_the_measured_ping_and_none_without_distance() -> None:
@@ -272,3 +276,21 @@ def test_without_root_the_pipeline_starts_the_cluster_without_distance_and_the_s
         "(inter_dc_rtt_ms=27 puts each DC in a network namespace, which needs root (running as uid 65534); run as "
         "root, or leave inter_dc_rtt_ms unset (no distance between DCs)): they share one loopback, so nothing here "
         "measures distance'}"]
+
+
+def test_the_sections_of_built_runs_and_of_nothing_stored() -> None:
+    from cassperf.report.study_report import Section
+
+    runs = [_run(arm, b, dc, 40 + b, b * 10 + i, part) for arm, part in (("independent write", "independent"),
+                                                                       ("replicated write", "replicated"))
+            for b in (1, 2) for i, dc in enumerate(("dc1", "dc2"))]
+    outcome = _outcome(runs)
+    built = multidc_report.sections(outcome, multidc_report.run_figures(outcome))
+    assert list(built) == ["network", "writes", "mixed", "consistency", "quorum"]
+    writes = built["writes"]()
+    assert isinstance(writes, Section) and [type(i).__name__ for i in writes.items] == ["Figure"] * 4
+    assert [built[k]().text for k in ("mixed", "consistency", "quorum")] == [multidc_report.NONE] * 3
+    net = built["network"]()
+    assert net.text.startswith("Measured from the client locations") and len(net.items) == 2
+    nothing = multidc_report.sections(_outcome([]), multidc_report.run_figures(_outcome([])))
+    assert [nothing[k]().text for k in ("writes", "mixed", "consistency", "quorum")] == [multidc_report.NONE] * 4

@@ -7,9 +7,10 @@ load runs.
   threads), every run labelled with the executor's labels plus ``dc`` and ``client``; the
   interface counters of each DC's first location are read around it (the group record keeps
   them). Clients on this machine share its cores: each runs cores / clients engine processes
-  (at least one), so that the clients of an arm together run one per core. The cluster's sampler runs with the first client only (one sampler per cluster). A
-  client that dies fails only its own task: the others' runs are stored complete and the slot
-  is partial (executor.PartialRun), listed by the analysis.
+  (at least one), so that the clients of an arm together run one per core. The cluster's
+  sampler runs with the first client only (one sampler per cluster). A client that dies fails
+  only its own task: the others' runs are stored complete and the slot is partial
+  (executor.PartialRun); the comparisons of its arm list the lost run.
 - An arm with one ``spec`` (the warm-up, the calibration, the preparations) runs in this process
   from its spec's local DC (inside that DC's network namespace on a local cluster with distance),
   through executor.LocalRunner.
@@ -46,8 +47,10 @@ class PlacedRunner:
     def __init__(self, place: Any) -> None:
         self.place = place
 
-    def jobs(self, arm: Arm, labels: Mapping[str, str], sample: bool) -> list[Any]:
-        """One ClientJob per client location of each (dc, spec) of the arm."""
+    def jobs(self, arm: Arm, labels: Mapping[str, str], sample: bool,
+             sampler: Mapping[str, Any] | None = None) -> list[Any]:
+        """One ClientJob per client location of each (dc, spec) of the arm; the first samples the
+        cluster (``sampler``: the study's sampler options) when ``sample``."""
         from cassperf.experiments.clients import ClientJob
 
         jobs = []
@@ -58,25 +61,26 @@ class PlacedRunner:
                                   f"locations: {', '.join(p.name for p in self.place.places)}")
             for k, p in enumerate(mine):
                 part = share(spec, len(mine), k)
-                options = {"sampler": {"tables": arm.tables, "interval_s": SAMPLE_INTERVAL_S}} \
-                    if sample and not jobs else {}
+                watch = {"tables": arm.tables, "interval_s": SAMPLE_INTERVAL_S, **dict(sampler or {})}
+                options = {"sampler": watch} if sample and not jobs else {}
                 jobs.append(ClientJob(p.name, part, {**labels, "tool": arm.tool,
                                                      "spec_key": spec_key(part, arm.tool)}, arm.tool, options))
         return jobs
 
     def run(self, arm: Arm, cluster: Any, labels: Mapping[str, str], *, root: Path, warmup_s: float,
-            sample: bool = True) -> list[str]:
+            sample: bool = True, sampler: Mapping[str, Any] | None = None) -> list[str]:
         """Run ids of the arm's stored runs; RunFailedError (one spec) or PartialRun (clients)
         when not every run finished."""
         if arm.spec is not None:
             place = cluster.in_dc(arm.spec.local_dc) if getattr(cluster, "network", None) is not None \
                 and arm.spec.local_dc else nullcontext()
             with place:
-                return LocalRunner().run(arm, cluster, labels, root=root, warmup_s=warmup_s, sample=sample)
+                return LocalRunner().run(arm, cluster, labels, root=root, warmup_s=warmup_s, sample=sample,
+                                         sampler=sampler)
         if cluster is not self.place.cluster:
             raise ConfigError(f"arm {arm.name!r} runs on context {arm.context!r}, not the cluster its clients are "
                               f"placed on")
-        jobs = self.jobs(arm, labels, sample)
+        jobs = self.jobs(arm, labels, sample, sampler)
         options: dict[str, Any] = {"warmup_s": warmup_s}
         if not self.place.remote and len(jobs) > 1:      # clients on this machine share its cores
             options["processes"] = max(1, (os.cpu_count() or 1) // len(jobs))

@@ -192,12 +192,21 @@ def _mine(stored: pd.DataFrame, arm: str, block: int) -> pd.DataFrame:
     return s[(s["role"] == "measure") & (s["arm"] == arm) & (s["block"] == str(block))]
 
 
+def _cut(mine: pd.DataFrame) -> pd.DataFrame:
+    """The runs of a slot cut short by a kill: incomplete and not marked failed."""
+    return mine[~mine["complete"].astype(bool) & ~mine["failed"]]
+
+
+def _done(mine: pd.DataFrame) -> bool:
+    """A slot is done when a run of it is stored complete and none was cut short (module doc)."""
+    return bool(mine["complete"].any()) and _cut(mine).empty
+
+
 def pending(study: Study, stored: pd.DataFrame, calibrated: Calibrated | None) -> int:
-    """How many slots of the plan have no complete stored run."""
+    """How many slots of the plan are not done (no complete stored run, or one cut short)."""
     arms = study.arms(calibrated)
     names = [a.name for a in arms] + ([study.aa_arm(arms) + AA_SUFFIX] if study.aa and arms else [])
-    return sum(not _mine(stored, name, block)["complete"].any()
-               for name in names for block in range(1, study.repeats + 1))
+    return sum(not _done(_mine(stored, name, block)) for name in names for block in range(1, study.repeats + 1))
 
 
 class _Executor:
@@ -299,8 +308,8 @@ class _Executor:
 
         mine = _mine(self.stored, arm.name, slot.block)
         title = f"[{i}/{total}] block {slot.block} #{slot.position} {arm.name}"
-        cut = mine[~mine["complete"].astype(bool) & ~mine["failed"]]
-        if mine["complete"].any() and cut.empty:
+        cut = _cut(mine)
+        if _done(mine):
             self.done.skipped += 1
             return
         if not mine.empty:

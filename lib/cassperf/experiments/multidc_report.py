@@ -7,7 +7,9 @@ because the two clients of a block share the machine at the same instant: one bl
 dc2 figures are not independent repeats. The charts add a "both DCs together" view: per block
 the clients' ops/s summed, then the mean over blocks; latency from every run's HDR histograms
 merged. The claims, the A/A control first, each decided by a rule fixed before the data
-(cassperf.analysis.claims) on the runs of the arms it compares.
+(cassperf.analysis.verdicts) on the runs of the arms it compares (cassperf.analysis.arms:
+paired per block); a run that did not count (a client lost, a run cut short) is listed by the
+comparison of its arm with its reason.
 """
 
 from __future__ import annotations
@@ -19,11 +21,12 @@ from typing import Any
 import pandas as pd
 from scipy import stats as sps
 
-from cassperf.experiments.outcome import StudyOutcome, left_out_reason, run_figures, usable
+from cassperf.experiments.outcome import StudyOutcome, run_figures
 
 SHARED = ("every node and both clients share this machine's cores: ops/s are bounded by CPU, which the delay does "
           "not use, more than by the round trips")
 NO_DISTANCE = "no distance between the DCs here"
+NONE = "No run of this part is stored."
 
 
 # -- the runs, by arm and DC --------------------------------------------------------------------
@@ -42,21 +45,15 @@ def rtt_ms(outcome: StudyOutcome) -> float | None:
     return measured_rtt_ms(b) if b and b.get("far") else None
 
 
-def left_out(outcome: StudyOutcome, arm: str, dc: str | None = None) -> list[str]:
-    """'block 2 dc2-c1: failed: client dc2-c1 did not finish: KilledWorker' for every run of
-    ``arm`` (in ``dc``) that the analysis leaves out."""
-    return [f"block {r.labels.get('block')} {r.labels.get('client', '')}: {left_out_reason(r)}".replace("  ", " ")
-            for r in outcome.runs if r.labels.get("arm") == arm and not usable(r)
-            and (dc is None or r.labels.get("dc") == dc)]
+def _ok(figures: pd.DataFrame) -> pd.DataFrame:
+    return figures[figures["status"] == "ok"] if "status" in figures.columns else figures.iloc[0:0]
 
 
 def per_dc(outcome: StudyOutcome, figures: pd.DataFrame) -> pd.DataFrame:
-    """One row per arm, DC and op: the runs' mean ops/s with its 95% CI, merged latency."""
+    """One row per arm, DC and op: the counted runs' mean ops/s with its 95% CI, merged latency."""
     from cassperf.analysis.arm_summary import arm_table
 
-    used = figures[figures["status"] == "used"]
-    table = arm_table(used, outcome.runs, keys=("arm", "dc"))
-    return _typed(table)
+    return _typed(arm_table(_ok(figures), outcome.runs, keys=("arm", "dc")))
 
 
 def together(outcome: StudyOutcome, figures: pd.DataFrame) -> pd.DataFrame:
@@ -65,7 +62,7 @@ def together(outcome: StudyOutcome, figures: pd.DataFrame) -> pd.DataFrame:
     HDR histograms merged."""
     from cassperf.analysis.arm_summary import arm_table
 
-    used = figures[figures["status"] == "used"]
+    used = _ok(figures)
     if used.empty:
         return used
     table = arm_table(used, outcome.runs, keys=("arm",))
@@ -93,7 +90,7 @@ def _typed(table: pd.DataFrame) -> pd.DataFrame:
 
 def traffic(outcome: StudyOutcome, root: Any = None) -> pd.DataFrame:
     """Network send and receive per arm and DC client location (MB/s, 10^6 bytes), the mean over
-    the arm's runs of both DCs at once: the interface counters read around each (group records)."""
+    the arm's runs with clients in both DCs: the interface counters read around each (group records)."""
     from cassperf import config
     from cassperf.experiments.clients import group_records
 
@@ -115,111 +112,99 @@ def traffic(outcome: StudyOutcome, root: Any = None) -> pd.DataFrame:
 
 
 # -- the claims ---------------------------------------------------------------------------------
-def claims(outcome: StudyOutcome, figures: pd.DataFrame | None = None) -> pd.DataFrame:
-    """The claims table (cassperf.analysis.claims), the A/A row first; ``figures``: the
-    outcome's run_figures when already computed."""
-    from cassperf.analysis.claims import FAILS, HOLDS, NOT_SHOWN, Claim, alike, claims_frame, describe, higher, lower
-    from cassperf.analysis.compare import compare_groups
+def said(c: Any, label: str) -> str:
+    """'<label>: <the comparison's line>', and the runs it left out with their reasons."""
+    return f"{label}: {c.text}" + (f" (left out: {'; '.join(c.left_out)})" if c.left_out else "")
 
-    study = outcome.study
-    arms = set(outcome.arm_names)
+
+def claims(outcome: StudyOutcome, figures: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The claims table (cassperf.analysis.verdicts), the A/A control first; ``figures``: the
+    outcome's run_figures when already computed. Arms with a client in each DC compare per DC
+    (module doc): the claim holds when it holds in each DC."""
+    from cassperf.analysis.arms import compare_stored
+    from cassperf.analysis.claims import FAILS, HOLDS, NOT_SHOWN
+    from cassperf.analysis.verdicts import Verdict, aa_control, all_of, claim, claims_table, directional, equivalent
+
+    study, src = outcome.study, outcome.study.source
+    figs = run_figures(outcome) if figures is None else figures
     home = study.cl_dc
     rtt = rtt_ms(outcome)
     b = baseline(outcome)
-    table = per_dc(outcome, figures if figures is not None else run_figures(outcome))
-    why_no_rtt = f"{NO_DISTANCE}: {b.get('distance')}" if b else f"{NO_DISTANCE}: no baseline was measured"
+    far_note = f"{NO_DISTANCE}: {b.get('distance')}" if b else f"{NO_DISTANCE}: no network baseline was measured"
+    dc_of = figs["dc"] if "dc" in figs.columns else pd.Series(pd.NA, index=figs.index, dtype="object")
 
-    def cmp(a: str, b: str, op: str, metric: str = "rate_ops_s", dc: str | None = None) -> Any:
-        ra = [r for r in outcome.runs_of(a) if dc is None or r.labels.get("dc") == dc]
-        rb = [r for r in outcome.runs_of(b) if dc is None or r.labels.get("dc") == dc]
-        return compare_groups(ra, rb, op, metric) if a in arms and b in arms and ra and rb else None
+    def cmp(a: str, b_: str, op: str, metric: str = "rate_ops_s", dc: str | None = None) -> Any:
+        return compare_stored(figs[dc_of == dc] if dc else figs, a, b_, op, metric)
 
-    def lost(*names: str, dc: str | None = None) -> str:
-        gone = [f"{n}, {x}" for n in names for x in left_out(outcome, n, dc)]
-        return f"; left out: {'; '.join(gone)}" if gone else ""
+    def far(v: Any) -> Any:
+        """Without distance between the DCs a claim on the round trip is not shown, and says why."""
+        return v if rtt else Verdict(NOT_SHOWN, far_note, v.rule)
 
-    def every(verdicts: Sequence[str]) -> str:
-        return NOT_SHOWN if not verdicts or NOT_SHOWN in verdicts else HOLDS if all(v == HOLDS for v in verdicts) \
-            else FAILS
-
-    rows: list[Claim] = []
-    aa = study.aa_arm([])
-    c = cmp(aa, aa + " (A/A)", "write", dc=home)
-    rows.append(Claim(f"A/A control: '{aa}' against its identical twin, on {home}'s client", study.source,
-                      describe(c, f"{home}: twin vs original write ops/s") + lost(aa, aa + " (A/A)", dc=home),
-                      "control" if c is None or not c.significant else "noise beyond the method",
-                      "no significant difference expected",
-                      "compared on one DC's client, as the claims on this arm are (per DC)"))
+    aa_name = study.aa_arm([])
+    c = cmp(aa_name, aa_name + " (A/A)", "write", dc=home)
+    aa = claim(f"A/A control: '{aa_name}' against its identical twin, on {home}'s client", src, aa_control(c),
+               "compared on one DC's client, as the claims on this arm are", measured=said(c, f"{home}"))
+    rows = []
     # replication lowers each DC's write ops/s
-    comps = {dc: cmp("independent write", "replicated write", "write", dc=dc) for dc in study.dcs}
-    rows.append(Claim("Replicating to the other DC lowers each DC's write ops/s against independent RF 1 writes, "
-                      "even at LOCAL_QUORUM", study.source,
-                      "; ".join(describe(x, f"{dc}: replicated vs independent") for dc, x in comps.items())
-                      + lost("independent write", "replicated write"),
-                      every([lower(x) for x in comps.values()]),
-                      "each DC's replicated write ops/s significantly below its independent RF 1 ops/s, per DC",
-                      f"{study.rf_note}; {SHARED}: a replica costs CPU here, on the same cores"))
-    levels = list(study.cl_levels)
+    parts = {dc: directional(cmp("independent write", "replicated write", "write", dc=dc), -1) for dc in study.dcs}
+    rows.append(claim("Replicating to the other DC lowers each DC's write ops/s against independent RF 1 writes, "
+                      "even at LOCAL_QUORUM", src,
+                      all_of(list(parts.values()), "each DC's replicated write ops/s significantly below its "
+                                                   "independent RF 1 ops/s"),
+                      f"{study.rf_note}; {SHARED}: a replica costs CPU here, on the same cores",
+                      measured="; ".join(said(v.comparison, f"{dc}, replicated vs independent")
+                                         for dc, v in parts.items())))
     lq, eq = "LOCAL_QUORUM", "EACH_QUORUM"
-    if lq in levels and eq in levels:
-        ops = {op: cmp(f"{op} {lq}", f"{op} {eq}", op) for op in ("write", "read")}
+    if lq in study.cl_levels and eq in study.cl_levels:
+        ops = {op: directional(cmp(f"{op} {lq}", f"{op} {eq}", op), -1) for op in ("write", "read")}
+        rows.append(claim("EACH_QUORUM is far slower than LOCAL_QUORUM across the inter-DC round trip, for writes and "
+                          "for reads", src,
+                          far(all_of(list(ops.values()), "EACH_QUORUM's ops/s significantly below LOCAL_QUORUM's, "
+                                                         "for writes and for reads")),
+                          f"one client in {home}; {SHARED}",
+                          measured="; ".join(said(v.comparison, f"{op}s, EACH_QUORUM vs LOCAL_QUORUM ops/s")
+                                             for op, v in ops.items())))
         lats = {op: cmp(f"{op} {lq}", f"{op} {eq}", op, "latency_p50_ms") for op in ("write", "read")}
-        gone = lost(*(f"{op} {lvl}" for op in ("write", "read") for lvl in (lq, eq)))
-        rows.append(Claim("EACH_QUORUM is far slower than LOCAL_QUORUM across the inter-DC round trip, for writes and "
-                          "for reads", study.source,
-                          "; ".join(describe(x, f"{op}s EACH_QUORUM vs LOCAL_QUORUM ops/s") for op, x in ops.items())
-                          + gone, every([lower(x) for x in ops.values()]) if rtt else NOT_SHOWN,
-                          "EACH_QUORUM's ops/s significantly below LOCAL_QUORUM's, for writes and for reads",
-                          f"one client in {home}; {SHARED}" if rtt else why_no_rtt))
-        p50 = {(r.arm, r.op): r.latency_p50_ms for r in table.itertuples()} if not table.empty else {}
-        diffs = {op: p50.get((f"{op} {eq}", op), math.nan) - p50.get((f"{op} {lq}", op), math.nan)
-                 for op in ("write", "read")}
-        verdict = NOT_SHOWN
-        if rtt:
-            rises = [higher(x) for x in lats.values()]
-            near = all(0.5 * rtt <= d <= 2 * rtt for d in diffs.values())
-            verdict = every(rises) if every(rises) != HOLDS else (HOLDS if near else FAILS)
-        rows.append(Claim("EACH_QUORUM adds about one inter-DC round trip to each operation's latency", study.source,
-                          "; ".join(f"{op}s: p50 +{d:.1f} ms (runs merged), {describe(lats[op], 'p50 change')}"
-                                    for op, d in diffs.items()) + (f" (RTT {rtt:.1f} ms)" if rtt else "") + gone,
-                          verdict, "the p50 rise significant for writes and reads, and each between 0.5x and 2x the "
-                                   "RTT (the rise: the HDR-merged p50s of the arms' runs)",
-                          "EACH_QUORUM waits for a quorum in the other DC too" if rtt else why_no_rtt))
+        rule = ("the p50 rise significant for writes and reads, and each rise (b - a of the arms' merged p50) "
+                "between 0.5x and 2x the RTT")
+        verdict = all_of([directional(x, +1) for x in lats.values()], rule)
+        rises = {op: x.b - x.a for op, x in lats.items()}
+        if rtt and verdict.verdict == HOLDS:
+            off = [f"{op}s +{d:.1f} ms" for op, d in rises.items() if not 0.5 * rtt <= d <= 2 * rtt]
+            verdict = Verdict(FAILS, f"significant, but {', '.join(off)} against an RTT of {rtt:.1f} ms", rule,
+                              verdict.comparison) if off else Verdict(
+                HOLDS, "; ".join(f"{op}s +{d:.1f} ms" for op, d in rises.items()) + f" for an RTT of {rtt:.1f} ms",
+                rule, verdict.comparison)
+        rows.append(claim("EACH_QUORUM adds about one inter-DC round trip to each operation's latency", src,
+                          far(verdict), "EACH_QUORUM waits for a quorum in the other DC too",
+                          measured="; ".join(said(x, f"{op}s p50, +{rises[op]:.1f} ms") for op, x in lats.items())
+                          + (f" (RTT {rtt:.1f} ms)" if rtt else "")))
     # QUORUM reads against client threads
     sweep = sorted((int(a["labels"]["threads"]), a["name"]) for a in outcome.record.get("arms", [])
                    if a["labels"].get("part") == "quorum-read" and "aa" not in a["labels"])
     if len(sweep) >= 2:
         (t0, a0), (t1, a1) = sweep[0], sweep[-1]
-        up = cmp(a0, a1, "read")
-        rows.append(Claim("More client threads give more QUORUM read ops/s (each read waits on the round trip, so "
-                          "parallel reads add up)", study.source,
-                          describe(up, f"{t1} vs {t0} threads") + lost(a0, a1), higher(up),
-                          "ops/s at the highest thread count significantly above the lowest", SHARED))
-        flat = cmp(a0, a1, "read", "latency_p50_ms")
-        rows.append(Claim("QUORUM read latency stays about the same as client threads increase", study.source,
-                          describe(flat, f"p50 at {t1} vs {t0} threads") + lost(a0, a1), alike(flat, 20.0),
-                          "the 95% CI of the p50 change lies within ±20%",
+        rows.append(claim("More client threads give more QUORUM read ops/s (each read waits on the round trip, so "
+                          "parallel reads add up)", src, directional(cmp(a0, a1, "read"), +1), SHARED))
+        rows.append(claim("QUORUM read latency stays about the same as client threads increase", src,
+                          equivalent(cmp(a0, a1, "read", "latency_p50_ms"), 20.0),
                           "more threads than the cores can serve would add queueing to the round trip"))
-        names = [a for _, a in sweep]
-        p50s = [(t, float(r.latency_p50_ms)) for t, a in sweep for r in table.itertuples()
-                if r.arm == a and r.op == "read"] if not table.empty else []
-        if rtt and p50s:
-            ok = all(0.8 * rtt <= p <= 2.0 * rtt for _, p in p50s)
-            rows.append(Claim("QUORUM reads (not LOCAL) take about one inter-DC round trip, at every client thread "
-                              "count", study.source,
-                              "p50 " + ", ".join(f"{p:.1f} ms at {t} threads" for t, p in p50s) +
-                              f" (RTT {rtt:.1f} ms; runs merged)" + lost(*names), HOLDS if ok else FAILS,
-                              f"every thread count's p50 between 0.8x and 2x the RTT "
-                              f"({0.8 * rtt:.1f}-{2 * rtt:.1f} ms)",
-                              "QUORUM over both DCs' replicas needs a replica of the other DC"))
+        table = per_dc(outcome, figs)
+        merged = {(r.arm, r.op): float(r.latency_p50_ms) for r in table.itertuples()} if not table.empty else {}
+        p50s = [(t, merged[(a, "read")]) for t, a in sweep if math.isfinite(merged.get((a, "read"), math.nan))]
+        rule = "every thread count's p50 (the arm's runs merged) between 0.8x and 2x the RTT"
+        if not rtt or len(p50s) < len(sweep):
+            verdict = Verdict(NOT_SHOWN, far_note if not rtt else "a thread count has no counted run", rule)
         else:
-            rows.append(Claim("QUORUM reads (not LOCAL) take about one inter-DC round trip, at every client thread "
-                              "count", study.source, "needs the QUORUM read runs and a round trip between the DCs",
-                              NOT_SHOWN, "every thread count's p50 between 0.8x and 2x the RTT",
-                              why_no_rtt if not rtt else ""))
-    frame = claims_frame(rows)
-    frame.insert(0, "kind", ["control"] + ["claim"] * (len(frame) - 1))
-    return frame
+            near = all(0.8 * rtt <= p <= 2.0 * rtt for _, p in p50s)
+            verdict = Verdict(HOLDS if near else FAILS, ", ".join(f"{p:.1f} ms at {t}" for t, p in p50s) +
+                              f" threads, RTT {rtt:.1f} ms: {'all' if near else 'not all'} within "
+                              f"{0.8 * rtt:.1f}-{2 * rtt:.1f} ms", rule)
+        rows.append(claim("QUORUM reads (not LOCAL) take about one inter-DC round trip, at every client thread "
+                          "count", src, verdict, "QUORUM over both DCs' replicas needs a replica of the other DC",
+                          measured="p50 " + ", ".join(f"{p:.1f} ms at {t} threads" for t, p in p50s)
+                          + (f" (RTT {rtt:.1f} ms)" if rtt else "")))
+    return claims_table(aa, rows)
 
 
 # -- the sections -------------------------------------------------------------------------------
@@ -232,12 +217,7 @@ def sections(outcome: StudyOutcome, figures: pd.DataFrame) -> dict[str, Callable
     dcs = per_dc(outcome, figures)
     both = together(outcome, figures)
     lat = ", ".join(sorted(set(figures.get("latency_type", pd.Series(dtype=str)).dropna()))) or None
-    calibrated = None
-    if outcome.record.get("calibration"):
-        from cassperf.experiments.study import Calibrated
-
-        calibrated = Calibrated.from_json(outcome.record["calibration"])
-    dropped = study.dropped(calibrated)
+    dropped = study.dropped(outcome.calibrated)
 
     def rows(frame: pd.DataFrame, part: str) -> pd.DataFrame:
         if frame.empty or "part" not in frame.columns:
@@ -260,10 +240,13 @@ def sections(outcome: StudyOutcome, figures: pd.DataFrame) -> dict[str, Callable
                                                                                     "receive_mb_s": "{:,.3f}"})])
 
     def writes() -> Any:
+        title = "Independent RF 1 writes vs replicated writes, both DCs at once"
         w = pd.concat([rows(dcs, "independent"), rows(dcs, "replicated")])
         t = pd.concat([rows(both, "independent"), rows(both, "replicated")])
+        if w.empty:
+            return Section(title, NONE)
         w = w.assign(point=w["arm"] + " " + w["dc"].astype(str))
-        return Section("Independent RF 1 writes vs replicated writes, both DCs at once",
+        return Section(title,
                        f"Each bar is the mean of a DC client's {study.repeats} runs with its 95% CI; latency "
                        f"percentiles are merged over the runs. Together: per block the two clients' ops/s added, "
                        f"then the mean over blocks. {study.rf_note}. {dropped}",
@@ -275,9 +258,12 @@ def sections(outcome: StudyOutcome, figures: pd.DataFrame) -> dict[str, Callable
                                             x_title="arm")])
 
     def mixed() -> Any:
+        title = "Replicated 50/50 mixed, both DCs at once"
         m = rows(dcs, "mixed")
+        if m.empty:
+            return Section(title, NONE)
         m = m.assign(point=m["dc"].astype(str) + " " + m["op"].astype(str))
-        return Section("Replicated 50/50 mixed, both DCs at once",
+        return Section(title,
                        "A mixed run has a row per operation; ops/s are each operation's own rate.",
                        [charts.bars(m, "dc", "rate_ops_s", "Mixed 50/50 on the replicated keyspaces: ops/s per DC",
                                     "ops/s", color="op", x_title="DC of the client"),
@@ -285,9 +271,12 @@ def sections(outcome: StudyOutcome, figures: pd.DataFrame) -> dict[str, Callable
                                             x_title="DC and operation")])
 
     def consistency() -> Any:
+        title = "LOCAL_QUORUM vs EACH_QUORUM, writes and reads"
         c = pd.concat([rows(dcs, "cl-write"), rows(dcs, "cl-read")])
+        if c.empty:
+            return Section(title, NONE)
         c = c.assign(point=c["op"].astype(str) + " " + c["cl"].astype(str))
-        return Section("LOCAL_QUORUM vs EACH_QUORUM, writes and reads",
+        return Section(title,
                        f"From {study.cl_dc}'s client alone, on its replicated keyspace. EACH_QUORUM waits for a quorum "
                        f"in every DC, so each operation waits for the other DC at least once.",
                        [charts.bars(c, "op", "rate_ops_s", "Ops/s by consistency level", "ops/s", color="cl",
@@ -296,8 +285,11 @@ def sections(outcome: StudyOutcome, figures: pd.DataFrame) -> dict[str, Callable
                                             x_title="operation and consistency level")])
 
     def quorum() -> Any:
+        title = "QUORUM reads against client threads"
         q = rows(dcs, "quorum-read")
-        return Section("QUORUM reads against client threads",
+        if q.empty:
+            return Section(title, NONE)
+        return Section(title,
                        f"From {study.cl_dc}'s client. QUORUM counts replicas in both DCs, so every read waits for "
                        f"the other DC. {dropped}",
                        [charts.lines(q, "threads", "rate_ops_s", "cl", "QUORUM read ops/s vs client threads", "ops/s",
@@ -318,4 +310,4 @@ def parts(outcome: StudyOutcome) -> tuple[pd.DataFrame, pd.DataFrame, Mapping[st
     return claims(outcome, figures), figures, sections(outcome, figures)
 
 
-__all__ = ["claims", "parts", "per_dc", "sections", "together", "traffic"]
+__all__ = ["claims", "parts", "per_dc", "said", "sections", "together", "traffic"]
