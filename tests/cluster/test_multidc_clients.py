@@ -206,7 +206,7 @@ def test_the_executor_stores_a_slot_whose_client_died_as_partial_and_its_compari
     assert (done.ran, done.partial, done.failed) == (5, 1, 0), done.record.data["log"]
     slot = done.record.data["slots"]["1/replicated write"]
     assert slot["status"] == "partial" and len(slot["runs"]) == 2
-    assert slot["note"].startswith("client dc2-c1 died: KilledWorker"), slot["note"]
+    assert slot["note"] == "client dc2-c1 died: KilledWorker: its worker process died", slot["note"]
     outcome = load_outcome(study, root=tmp_path)
     lost = [r for r in outcome.runs if r.run_id in slot["runs"] and r.labels["dc"] == "dc2"][0]
     kept = [r for r in outcome.runs if r.run_id in slot["runs"] and r.labels["dc"] == "dc1"][0]
@@ -216,8 +216,8 @@ def test_the_executor_stores_a_slot_whose_client_died_as_partial_and_its_compari
     assert len(others) == 10 and all(r.manifest["complete"] and not r.manifest.get("failed") for r in others)
     table = claims(outcome, run_figures(outcome))
     row = table[table["claim"].str.startswith("Replicating to the other DC")].iloc[0]
-    assert f"left out: replicated write, block 1 dc2-c1: failed: client dc2-c1 did not finish: KilledWorker" \
-        in row["measured"], row["measured"]
+    assert row["measured"].endswith(f"(left out: {lost.run_id}: failed: client dc2-c1 did not finish: KilledWorker: "
+                                    f"its worker process died)"), row["measured"]
     assert done.record.data["baseline"][0]["far"] is True
     # run again: the partial slot is kept, nothing starts or runs
     again = execute(study, two_dcs, root=tmp_path)

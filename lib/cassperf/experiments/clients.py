@@ -387,7 +387,10 @@ class ClientPlacement:
             return ClientResult(place.name, place.dc, out["run_id"], "failed" if out["failed"] else "ran",
                                 out["failure"])
         exc = future.exception()
-        note = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        # distributed's KilledWorker says it in four sentences naming the task and the worker's address
+        note = f"{type(exc).__name__}: " + ("its worker process died" if type(exc).__name__ == "KilledWorker"
+                                            else first[:200])
         folder = run_folder(run_id, root=root)
         if (folder / "manifest.json").exists():
             mark_failed(folder, f"client {place.name} did not finish: {note}")
