@@ -4,7 +4,9 @@ deployment, one table per machine) as a plan of runs per deployment.
 
 A deployment here is one a local machine can really make: a Cassandra version, the Java major
 it runs on, and where its data lives (``disk``: the cluster folder's filesystem; ``tmpfs``:
-data, commit log, hints and saved caches in a RAM filesystem, ``/dev/shm`` by default). Written
+data, commit log, hints and saved caches in a RAM filesystem, ``/dev/shm`` by default;
+``container``: the node in a container under podman, data on the cluster folder's disk,
+cassperf.cluster.container). Written
 ``VERSION:javaN:STORAGE``, e.g. ``5.0.6:java17:disk``; the deployment label is
 ``5.0.6-java17-disk``. The study's own deployments (Windows, WSL, Docker, ...) come in as
 imported logs labelled ``deployment=...`` and ``machine=...``.
@@ -47,7 +49,7 @@ from cassperf.workload.spec import Ratio, WorkloadSpec
 
 STUDY = "deployment-comparison"
 SOURCE = "../shared/studies/003_854608a88be1fc82.txt"
-STORAGES = ("disk", "tmpfs")
+STORAGES = ("disk", "tmpfs", "container")
 OPS = ("write", "read", "mixed")
 #: the labels that name a point (analyse_only groups stored or imported runs by them)
 POINT_LABELS = ("machine", "deployment", "op")
@@ -58,7 +60,7 @@ _TOKEN = re.compile(r"(?P<version>\d+\.\d+\.\d+):java(?P<java>\d+):(?P<storage>[
 class Deployment:
     version: str            # Cassandra version (Maven Central), e.g. 5.0.6
     java: int               # Java major the node runs on
-    storage: str            # disk | tmpfs
+    storage: str            # disk | tmpfs | container (the node in a container, data on disk)
 
     @property
     def name(self) -> str:
@@ -66,6 +68,8 @@ class Deployment:
 
     @property
     def title(self) -> str:
+        if self.storage == "container":
+            return f"Cassandra {self.version} on Java {self.java} in a container (podman), data on disk"
         return f"Cassandra {self.version} on Java {self.java}, data on {self.storage}"
 
     @property
@@ -117,6 +121,7 @@ class DeploymentStudy:
     column_count: int = 5
     interval_s: float = 1.0
     tool: str = "engine"
+    container_limits: Any = None   # cgroup limits of container deployments (cluster.podman.Limits); None: none
 
     def __post_init__(self) -> None:
         for name in ("rows", "reads", "mixed_ops", "threads"):
@@ -152,6 +157,7 @@ class Facts:
     data_dir: Path | None       # tmpfs: the folder the node's data goes to; disk: None (cluster folder)
     data_fs: str | None         # filesystem type measured for the data folder
     note: str                   # why it cannot be made, or what the sampler cannot see there
+                                # (container: the runtime that will run it, or its refusal)
 
     @property
     def available(self) -> bool:
@@ -213,6 +219,22 @@ def filesystem_type(path: Path) -> str | None:
     return best[1] if best else None
 
 
+def _container_facts(dep: Deployment, where: Path) -> Facts:
+    """A container deployment: podman and the root filesystem of its Java (java_home: the root
+    filesystem's folder, cached or to be built at start), or why this machine cannot make it."""
+    from cassperf.cluster import rootfs
+    from cassperf.cluster.container import availability
+
+    ok, note = availability(dep.java)
+    if not ok:
+        return Facts(dep, None, None, False, False, None, None, note)
+    fs = rootfs.find(dep.java)
+    home = fs.path if fs else rootfs.cache_root() / rootfs.rootfs_name(dep.java)
+    version = fs.java_version if fs else f"{dep.java} (Debian openjdk-{dep.java}-jre-headless)"
+    probe = where if where.exists() else where.parent
+    return Facts(dep, home, version, True, True, None, filesystem_type(probe), note)
+
+
 def tmpfs_folder(tmpfs_dir: str | Path, cluster: str) -> Path:
     return Path(tmpfs_dir) / f"cassperf-{cluster}"
 
@@ -222,6 +244,8 @@ def facts(dep: Deployment, cluster: str, tmpfs_dir: str | Path = "/dev/shm", clu
     """Find the Java and measure the data folder's filesystem for ``dep`` (starts nothing)."""
     from cassperf import config
 
+    if dep.storage == "container":
+        return _container_facts(dep, clusters_dir or config.clusters_dir())
     found = java_home_for(dep.java)
     if found is None:
         return Facts(dep, None, None, False, False, None, None,
@@ -249,9 +273,14 @@ def facts(dep: Deployment, cluster: str, tmpfs_dir: str | Path = "/dev/shm", clu
 # -- the plan and its execution ------------------------------------------------------------
 
 def labels(study: DeploymentStudy, f: Facts, op: str) -> dict[str, str]:
-    return {"study": STUDY, "experiment": study.experiment, "deployment": f.deployment.name,
-            "machine": study.machine_label, "op": op, "threads": str(study.threads),
-            "cassandra": f.deployment.version, "java": str(f.deployment.java), "data_fs": str(f.data_fs)}
+    out = {"study": STUDY, "experiment": study.experiment, "deployment": f.deployment.name,
+           "machine": study.machine_label, "op": op, "threads": str(study.threads),
+           "cassandra": f.deployment.version, "java": str(f.deployment.java), "data_fs": str(f.data_fs)}
+    if f.deployment.storage == "container":
+        from cassperf.cluster.podman import Limits
+
+        out["container_limits"] = (study.container_limits or Limits()).label
+    return out
 
 
 def plan(study: DeploymentStudy, f: Facts) -> list[Step]:
@@ -263,11 +292,17 @@ def cluster_name(base: str, dep: Deployment) -> str:
     return f"{base}-{dep.slug}"
 
 
-def deployment_cluster(f: Facts, base: str, first_address: str, heap_mb: int) -> Any:
-    """The one-node LocalCluster of this deployment (not started)."""
+def deployment_cluster(f: Facts, base: str, first_address: str, heap_mb: int, limits: Any = None) -> Any:
+    """The one-node LocalCluster of this deployment (not started); a ContainerCluster for a
+    container deployment (``limits``: its cgroup limits, cluster.podman.Limits; None: none)."""
     from cassperf.cluster.local import LocalCluster
 
     dep = f.deployment
+    if dep.storage == "container":
+        from cassperf.cluster.container import ContainerCluster
+
+        return ContainerCluster(cluster_name(base, dep), "dc1:1", dep.version, java=dep.java, limits=limits,
+                                heap_mb=heap_mb, first_address=first_address)
     overrides: dict[str, Any] = {}
     if f.data_dir is not None:
         overrides = {"data_file_directories": [str(f.data_dir / "data")],
@@ -287,6 +322,7 @@ class DeploymentOutcome:
     note: str
     start_s: float = 0.0        # cluster start, s
     run_s: float = 0.0          # its runs, s
+    runtime: dict[str, str] | None = None   # a container deployment's runtime facts (ContainerCluster.runtime_facts)
 
 
 def all_stored(steps: Sequence[Step], root: str | Path | None = None) -> bool:
@@ -302,8 +338,10 @@ def run_deployments(study: DeploymentStudy, *, base: str = "cassperf-deploy", fi
     """For each deployment in turn: find what it needs; when all three runs are stored already,
     start nothing; else start its one-node cluster, run the plan (resumable, as every sweep),
     check the node is the version and Java asked for, and stop it (a tmpfs data folder is
-    removed with it). A deployment this machine cannot make is reported and skipped; one that
-    fails to start is reported and the next one runs."""
+    removed with it). A deployment this machine cannot make is reported and skipped (a container
+    runtime that refuses at start too: "unavailable", with its own error); one that fails to start
+    is reported and the next one runs."""
+    from cassperf.cluster.podman import ContainerRefused
     from cassperf.errors import CassperfError
 
     results: list[DeploymentOutcome] = []
@@ -318,7 +356,7 @@ def run_deployments(study: DeploymentStudy, *, base: str = "cassperf-deploy", fi
             log(f"{dep.name}: its {len(steps)} runs are stored already; not started")
             results.append(DeploymentOutcome(f, [], "stored", "stored already"))
             continue
-        cluster = deployment_cluster(f, base, first_address, heap_mb)
+        cluster = deployment_cluster(f, base, first_address, heap_mb, study.container_limits)
         t0 = t1 = time.monotonic()
         try:
             if f.data_dir is not None:
@@ -329,10 +367,17 @@ def run_deployments(study: DeploymentStudy, *, base: str = "cassperf-deploy", fi
             version, java = cluster.cassandra_version(), cluster.java().major
             if version != dep.version or java != dep.java:
                 raise ConfigError(f"{dep.name}: the node runs Cassandra {version} on Java {java}, not what was asked")
+            runtime = cluster.runtime_facts() if hasattr(cluster, "runtime_facts") else None
+            if runtime:
+                log(f"{dep.name}: runs in a container: " + "; ".join(f"{k} {v}" for k, v in runtime.items()))
             outcomes = execute(steps, cluster, root=root, sampler={"interval_s": sample_interval_s, "jmx": "none"},
                                progress=False, log=lambda line: log(f"{dep.name} {line}"))
             results.append(DeploymentOutcome(f, outcomes, "ran", f"started in {t1 - t0:.0f} s",
-                                             t1 - t0, time.monotonic() - t1))
+                                             t1 - t0, time.monotonic() - t1, runtime))
+        except ContainerRefused as exc:
+            first = str(exc).splitlines()[0]
+            log(f"{dep.name}: not made here: {first}")
+            results.append(DeploymentOutcome(f, [], "unavailable", first, time.monotonic() - t0))
         except CassperfError as exc:
             first = str(exc).splitlines()[0]
             log(f"{dep.name}: FAILED: {first}")
@@ -364,7 +409,8 @@ def outcomes_frame(results: Sequence[DeploymentOutcome]) -> Any:
                           "ran": sum(o.status == "ran" for o in r.outcomes),
                           "stored already": sum(o.status == "skipped" for o in r.outcomes),
                           "failed": sum(o.status == "failed" for o in r.outcomes),
-                          "data_fs": r.facts.data_fs or "", "note": r.note if r.status != "ran" else r.facts.note}
+                          "data_fs": r.facts.data_fs or "", "note": r.note if r.status != "ran" else r.facts.note,
+                          "runtime": "; ".join(f"{k} {v}" for k, v in (r.runtime or {}).items())}
                          for r in results])
 
 
