@@ -64,7 +64,18 @@ def test_the_node_runs_in_its_container_on_the_root_filesystems_jre(node):
     assert os.readlink(f"/proc/{pid}/exe") == "/usr/lib/jvm/java-17-openjdk-amd64/bin/java"
     assert os.stat(f"/proc/{pid}/ns/net").st_ino == os.stat(f"/run/netns/{cluster.network.router}").st_ino
     assert os.stat(f"/proc/{pid}/ns/pid").st_ino != os.stat("/proc/self/ns/pid").st_ino
-    assert f"{podman.cgroup_parent(cluster.network.id)}/libpod-" in Path(f"/proc/{pid}/cgroup").read_text()
+    cgroups = dict(line.split(":", 2)[1:] for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines())
+    if "cpu,cpuacct" in cgroups or "cpu" in cgroups:            # cgroup v1: no CPU quota, no memory limit
+        cpu = cgroups.get("cpu", cgroups.get("cpu,cpuacct"))
+        assert cpu.startswith(f"{podman.cgroup_parent(cluster.network.id)}/libpod-")
+        top = "cpu" if Path("/sys/fs/cgroup/cpu").is_dir() else "cpu,cpuacct"
+        assert Path(f"/sys/fs/cgroup/{top}{cpu}/cpu.cfs_quota_us").read_text().strip() == "-1"
+        memory = Path(f"/sys/fs/cgroup/memory{cgroups['memory']}/memory.limit_in_bytes").read_text().strip()
+        assert int(memory) >= 2 ** 62
+    else:                                                       # cgroup v2
+        assert cgroups[""].startswith(f"{podman.cgroup_parent(cluster.network.id)}/libpod-")
+        assert Path(f"/sys/fs/cgroup{cgroups['']}/cpu.max").read_text().split()[0] == "max"
+        assert Path(f"/sys/fs/cgroup{cgroups['']}/memory.max").read_text().strip() == "max"
     assert cluster.session().execute("SELECT release_version FROM system.local").one().release_version == "5.0.6"
     status = cluster.nodetool("node1", "status")
     assert any(line.startswith("UN  127.0.50.1 ") for line in status.splitlines()), status
