@@ -31,10 +31,10 @@ def leftovers(cluster: ContainerCluster, made: list[Path]) -> list[str]:
     (its parent in every hierarchy and those podman made above it), node processes, overlay
     mounts of its containers."""
     netid = cluster.network.id
-    out = [f"container {c}" for c in podman.containers(netid)]
+    out = [f"container {c}" for c in podman.containers(netid) + podman.containers(f"{netid}-trial")]
     out += [f"namespace {ns}" for ns in netns.leftover_namespaces(netid)]
-    parent = podman.cgroup_parent(netid).lstrip("/")
-    out += [f"cgroup {top / parent}" for top in Path("/sys/fs/cgroup").iterdir() if (top / parent).is_dir()]
+    for parent in (podman.cgroup_parent(netid).lstrip("/"), podman.cgroup_parent(f"{netid}-trial").lstrip("/")):
+        out += [f"cgroup {top / parent}" for top in Path("/sys/fs/cgroup").iterdir() if (top / parent).is_dir()]
     out += [f"cgroup {d}" for d in made if d.exists()]
     out += [f"process {p.pid}" for p in cassperf_processes(cluster.root)]
     out += [f"mount {line.split()[4]}" for line in Path("/proc/self/mountinfo").read_text().splitlines()

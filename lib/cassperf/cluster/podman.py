@@ -30,6 +30,7 @@ import os
 import resource
 import shutil
 import subprocess
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -168,16 +169,17 @@ def runtime(rootfs: Path, netid: str, limits: Limits) -> Runtime:
     host = facts.get("host", {})
     default = (host.get("ociRuntime") or {}).get("name", "")
     refused = []
+    trial = f"{netid}-trial"       # its own label and cgroup: the clean-up never touches the cluster's running nodes
     for name in dict.fromkeys([default, *OCI_RUNTIMES]):
         if not name or shutil.which(name) is None:
             continue
-        options, root_arg = run_options(rootfs, netid, "none", limits)
-        made = cgroups_to_make(netid)
+        options, root_arg = run_options(rootfs, trial, "none", limits)
+        made = cgroups_to_make(trial)
         try:
             proc = podman("--runtime", name, "run", "--rm", *options, root_arg, "/bin/true", check=False)
         finally:
-            remove_containers(netid)
-            remove_cgroups(netid, made)
+            remove_containers(trial)
+            remove_cgroups(trial, made)
         if proc.returncode != 0:
             refused.append(f"{name}: {error_line(proc.stderr or proc.stdout)}")
             continue
@@ -227,17 +229,29 @@ def cgroups_to_make(netid: str) -> list[Path]:
             if not top.joinpath(*parts[:k]).exists()]
 
 
-def remove_cgroups(netid: str, made: list[Path] | tuple[Path, ...] = ()) -> list[Path]:
-    """Remove the cluster's cgroup parent in every hierarchy (and what is left under it) and the
-    folders in ``made`` (cgroups_to_make), deepest first; a folder a process or another cgroup
-    still uses stays (the kernel refuses it). Returns the folders removed."""
+def remove_cgroups(netid: str, made: list[Path] | tuple[Path, ...] = (), wait_s: float = 10.0) -> list[Path]:
+    """Remove the cluster's cgroup parent in every hierarchy (and what is left under it), then the
+    folders in ``made`` (cgroups_to_make), deepest first. The parent's folders are retried for up
+    to ``wait_s`` while busy: a conmon whose container failed leaves its cgroup a moment after
+    podman returned. A folder in ``made`` that another process or cgroup uses stays (the kernel
+    refuses it). Returns the folders removed."""
     leaves = [top / cgroup_parent(netid).lstrip("/") for top in _hierarchies()]
-    found = [d for leaf in leaves if leaf.is_dir() for d in [leaf, *leaf.glob("**/")]]
     removed = []
-    for d in sorted(dict.fromkeys([*found, *made]), key=lambda p: len(p.parts), reverse=True):
-        try:
-            d.rmdir()
-            removed.append(d)
-        except OSError:
-            pass
+
+    def sweep(dirs: list[Path]) -> None:
+        for d in sorted(dict.fromkeys(dirs), key=lambda p: len(p.parts), reverse=True):
+            try:
+                d.rmdir()
+                removed.append(d)
+            except OSError:
+                pass
+
+    deadline = time.monotonic() + wait_s
+    while True:
+        left = [d for leaf in leaves if leaf.is_dir() for d in [leaf, *leaf.glob("**/")]]
+        sweep(left)
+        if not any(leaf.is_dir() for leaf in leaves) or time.monotonic() > deadline:
+            break
+        time.sleep(0.1)
+    sweep([d for d in made if d.is_dir()])
     return removed
