@@ -211,7 +211,7 @@ class DeploymentStudy(Study):
     SAMPLER: ClassVar[dict[str, Any]] = {"jmx": "none", "interval_s": 1.0}
     OWN_CLUSTERS: ClassVar[bool] = True
 
-    deployments: str = "5.0.6:java17:disk,4.1.10:java11:disk,5.0.6:java17:tmpfs"
+    deployments: str = "5.0.6:java17:disk,5.0.6:java17:tmpfs,5.0.6:java17:container"
     rows: int = 20_000          # keys loaded per deployment (the study: 500,000,000)
     threads: int = 0            # requests in flight; 0: calibrated, below the knee (the study: -rate threads=16)
     machine: str = ""           # the machine label; "" = this host's name
