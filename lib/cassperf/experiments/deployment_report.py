@@ -108,6 +108,10 @@ def claims(outcome: StudyOutcome, figs: pd.DataFrame) -> pd.DataFrame:
 
 
 def sections(outcome: StudyOutcome) -> dict[str, Callable[[], Any]]:
+    import html
+
+    from IPython.display import HTML
+
     from cassperf.analysis.deployments import deployment_rows, published_table
     from cassperf.plots import studies as charts
     from cassperf.report.study_report import Section
@@ -117,6 +121,8 @@ def sections(outcome: StudyOutcome) -> dict[str, Callable[[], Any]]:
         rows, groups = deployment_rows(runs + imported_runs(outcome))
         items: list[Any] = []
         for g in groups:
+            note = f"<p class='small'>{html.escape(g.note)}</p>" if g.note else ""
+            items.append(HTML(f"<h4>{html.escape(g.title)}</h4>{note}"))
             items.append(published_table(rows, g.title).style.hide(axis="index"))
             items.append(charts.deployment_bars(rows[rows["machine"] == g.title], f"Deployments on {g.title}"))
         return Section("Row rate per deployment, per machine (the published table)",

@@ -367,7 +367,7 @@ def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
         if notes:
             record.data["notes"] = notes
             for line in notes:
-                ex.say(f"not made here: {line}")
+                ex.say(f"setting: {line}")
         ex.prepare()
         ex.warm()
         found = study.baseline(contexts, runner)

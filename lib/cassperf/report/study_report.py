@@ -117,6 +117,8 @@ class StudyReport:
             parts.append("every concurrency and rate is the study's parameter.")
         parts.append(f"Latency is {lat} time, percentiles merged from HDR histograms. Differences are judged "
                      f"between runs (the run-to-run spread), never within one.")
+        if rec.get("notes"):
+            parts.append("On this machine: " + "; ".join(rec["notes"]) + ".")
         if self.outcome.note:
             parts.append(f"Note: {self.outcome.note}.")
         return " ".join(parts)
