@@ -13,11 +13,14 @@ arms, each a closed-loop run of ``run_s`` seconds over uniform(1..rows):
                                each of ``cl_levels`` (LOCAL_QUORUM, EACH_QUORUM)
 - ``QUORUM read threads=T``    reads at QUORUM from ``cl_dc``'s client at each of the thread sweep
 
-Concurrency 0 (the local default) is calibrated: the load runs below the knee that
-calibration found for replicated writes at ``cl`` from ``cl_dc`` (half the knee in flight: a
-client alone runs all of it, the two clients of an arm in both DCs half each, as every node
-shares this machine's cores), and the QUORUM sweep spans x1, x2, x4 of it. Given thread counts
-are per client, as the study's. Clients are placed by the study's runner (cassperf.experiments.dc_runner:
+Concurrency 0 (the local default) is calibrated on replicated writes at ``cl`` from ``cl_dc``.
+The arms with a client in each DC measure throughput, as the study's did at 256 threads: together
+they run below the knee (half the knee in flight, split between the two clients, as every node
+shares this machine's cores). The arms from one DC are about the round trip (EACH_QUORUM waits for
+the other DC, QUORUM reads need a replica there): a closed-loop client adds queueing to every
+operation as the cluster nears its best, which would hide the round trip, so they run light: at
+the smallest concurrency that calibration saw reach half the best throughput (``LIGHT_SHARE``),
+and the QUORUM sweep at x1, x2, x4 of it. Given thread counts are per client, as the study's. Clients are placed by the study's runner (cassperf.experiments.dc_runner:
 Dask, one worker per client location, per-report mutual TLS); every client's run is labelled
 part, op, threads, cl, rf and by the placement dc and client. The network baseline (ping, iperf3)
 is the study's baseline hook, kept in its record (cassperf.experiments.network).
@@ -40,6 +43,8 @@ SOURCE = "../shared/studies/001_ec95abec4e6348d3.txt"
 PUBLISHED = {"quorum_threads": (16, 32, 64, 128, 256), "rf": 3, "write_threads": 256, "read_threads": 128}
 #: requests in flight when calibration is not there to say (analysis of a plan without one)
 UNCALIBRATED = 8
+#: the arms from one DC run at the smallest concurrency whose throughput reached this share of the best
+LIGHT_SHARE = 0.5
 
 
 def _whole(name: str, value: Any, low: int) -> None:
@@ -58,8 +63,9 @@ class MultiDCStudy(Study):
 
     dcs: Sequence[str] = ("dc1", "dc2")
     rows: int = 10_000                      # keys loaded per replicated keyspace (the study: 10,000,000)
-    write_threads: int = 0                  # per client; 0: calibrated (MultiDCStudy.both) (the study: 256)
-    read_threads: int = 0                   # per client, reads and the mix; 0: calibrated (the study: 128)
+    write_threads: int = 0                  # per client of the both-DC writes; 0: calibrated (the study: 256)
+    read_threads: int = 0                   # per client of the both-DC mix; 0: calibrated (the study: 128)
+    cl_threads: int = 0                     # the one-DC arms (consistency levels); 0: calibrated, light
     rf: int = 2                             # replicas per DC of the replicated keyspaces (the study: 3 of 6)
     cl: str = "LOCAL_QUORUM"
     cl_levels: Sequence[str] = ("LOCAL_QUORUM", "EACH_QUORUM")
@@ -83,7 +89,7 @@ class MultiDCStudy(Study):
             raise ConfigError(f"cl_dc={self.cl_dc!r}: expected one of the study's DCs ({', '.join(self.dcs)})")
         for name in ("rows", "rf", "clients_per_dc", "iperf3_s"):
             _whole(name, getattr(self, name), 1)
-        for name in ("write_threads", "read_threads", "connections_per_host"):
+        for name in ("write_threads", "read_threads", "cl_threads", "connections_per_host"):
             _whole(name, getattr(self, name), 0)
         if any(isinstance(t, bool) or not isinstance(t, int) or t < 1 for t in self.quorum_threads):
             raise ConfigError(f"quorum_threads={list(self.quorum_threads)!r}: expected client thread counts >= 1 "
@@ -164,7 +170,7 @@ class MultiDCStudy(Study):
 
     def preparations(self) -> list[Preparation]:
         """The rows the reads and the mix read, in each DC's replicated keyspace (from its own DC)."""
-        threads = max(16, self.write_threads)
+        threads = max(64, self.write_threads)
         return [Preparation(self.replicated_keyspace(dc), self._replicated("write", dc, threads, n=self.rows,
                                                                            warmup=False)) for dc in self.dcs]
 
@@ -172,28 +178,23 @@ class MultiDCStudy(Study):
         return self._replicated("mixed", self.cl_dc, 16)
 
     def calibration_spec(self) -> WorkloadSpec | None:
-        needed = not (self.write_threads and self.read_threads and self.quorum_threads)
+        needed = not (self.write_threads and self.read_threads and self.cl_threads and self.quorum_threads)
         return self._replicated("write", self.cl_dc, 1) if needed else None
 
-    def threads(self, calibrated: Calibrated | None) -> tuple[int, int, list[int]]:
-        """(write threads, read threads, QUORUM sweep) per client, calibrated where 0 / empty."""
+    def threads(self, calibrated: Calibrated | None) -> tuple[int, int, int, list[int]]:
+        """(write threads and read threads per client of the both-DC arms, threads of the one-DC
+        arms, the QUORUM sweep), calibrated where 0 / empty (module doc)."""
         below = calibrated.below_knee if calibrated is not None else UNCALIBRATED
-        writes = self.write_threads or below
-        reads = self.read_threads or below
-        sweep = sorted(set(self.quorum_threads)) or [reads, reads * 2, reads * 4]
-        return writes, reads, sweep
-
-    def both(self, calibrated: Calibrated | None) -> tuple[int, int]:
-        """(write threads, read threads) per client of the arms with a client in each DC: a
-        calibrated concurrency (below the knee of the whole cluster, which every node shares
-        here) is split between the two clients; a given one is per client, as the study's."""
-        writes, reads, _ = self.threads(calibrated)
-        split = len(self.dcs)
-        return (self.write_threads or max(1, writes // split)), (self.read_threads or max(1, reads // split))
+        light = UNCALIBRATED
+        if calibrated is not None:
+            light = min(c for c, rate in calibrated.points if rate >= LIGHT_SHARE * calibrated.best_ops_s)
+        split = max(1, below // len(self.dcs))
+        one = self.cl_threads or light
+        return (self.write_threads or split, self.read_threads or split, one,
+                sorted(set(self.quorum_threads)) or [one, one * 2, one * 4])
 
     def arms(self, calibrated: Calibrated | None) -> list[Arm]:
-        writes, reads, sweep = self.threads(calibrated)
-        both_writes, both_reads = self.both(calibrated)
+        both_writes, both_reads, one, sweep = self.threads(calibrated)
         rf, cl, home = self.rf, self.cl, self.cl_dc
 
         def labels(part: str, op: str, threads: int, cl: str, rf: int) -> dict[str, str]:
@@ -207,11 +208,11 @@ class MultiDCStudy(Study):
                Arm("replicated mixed", labels("mixed", "mixed", both_reads, cl, rf),
                    clients=tuple((dc, self._replicated("mixed", dc, both_reads)) for dc in self.dcs))]
         for level in self.cl_levels:
-            out.append(Arm(f"write {level}", labels("cl-write", "write", writes, level, rf),
-                           clients=((home, self._replicated("write", home, writes, level)),)))
+            out.append(Arm(f"write {level}", labels("cl-write", "write", one, level, rf),
+                           clients=((home, self._replicated("write", home, one, level)),)))
         for level in self.cl_levels:
-            out.append(Arm(f"read {level}", labels("cl-read", "read", reads, level, rf),
-                           clients=((home, self._replicated("read", home, reads, level)),)))
+            out.append(Arm(f"read {level}", labels("cl-read", "read", one, level, rf),
+                           clients=((home, self._replicated("read", home, one, level)),)))
         for t in sweep:
             out.append(Arm(f"QUORUM read threads={t}", labels("quorum-read", "read", t, "QUORUM", rf),
                            clients=((home, self._replicated("read", home, t, "QUORUM")),)))
@@ -222,16 +223,14 @@ class MultiDCStudy(Study):
 
     def dropped(self, calibrated: Calibrated | None) -> str:
         """What the published study ran that this plan leaves out or scales down (one sentence)."""
-        writes, reads, sweep = self.threads(calibrated)
+        writes, reads, one, sweep = self.threads(calibrated)
         parts = []
         gone = [t for t in PUBLISHED["quorum_threads"] if t not in sweep]
         if gone:
             parts.append(f"QUORUM reads at {', '.join(map(str, gone))} threads (here {', '.join(map(str, sweep))})")
-        both_writes, both_reads = self.both(calibrated)
         if writes != PUBLISHED["write_threads"] or reads != PUBLISHED["read_threads"]:
-            parts.append(f"{PUBLISHED['write_threads']} write and {PUBLISHED['read_threads']} read threads per client "
-                         f"(here {writes} and {reads} from one DC, {both_writes} and {both_reads} per client from "
-                         f"both)")
+            parts.append(f"{PUBLISHED['write_threads']} write and {PUBLISHED['read_threads']} mixed threads per client "
+                         f"from both DCs (here {writes} and {reads})")
         if self.rf != PUBLISHED["rf"]:
             parts.append(f"RF {PUBLISHED['rf']} per DC on 6 nodes each (here RF {self.rf})")
         return ("The published study ran " + "; ".join(parts) + ": scaled to this machine, where every node and "
