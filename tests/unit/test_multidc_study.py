@@ -76,8 +76,8 @@ def test_given_thread_counts_are_per_client_and_need_no_calibration() -> None:
     ({"cl_dc": "dc3"}, r"^cl_dc='dc3': expected one of the study's DCs \(dc1, dc2\)$"),
     ({"rows": 0}, r"^rows=0: expected a whole number >= 1$"),
     ({"write_threads": -1}, r"^write_threads=-1: expected a whole number >= 0 \(0: calibrated\)$"),
-    ({"quorum_threads": (8, "x")}, r"^quorum_threads=\[8, 'x'\]: expected client thread counts >= 1 \(empty: around "
-                                   r"the calibrated concurrency\)$"),
+    ({"quorum_threads": (8, "x")}, r"^quorum_threads=\[8, 'x'\]: expected client thread counts >= 1 \(empty: x1, x2, "
+                                   r"x4 of cl_threads\)$"),
     ({"inter_dc_rtt_ms": -5}, r"^inter_dc_rtt_ms=-5: expected milliseconds >= 0 \(0: no distance\)$"),
     ({"client_hosts": "dc3=vm-a"}, r"^client_hosts names DC 'dc3', which the study does not use; DCs: dc1, dc2$"),
     ({"run_s": 2}, r"^run_s=2 at interval_s=0.25 gives 8 intervals: a run needs at least 20; raise run_s or lower "

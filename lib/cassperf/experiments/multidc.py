@@ -20,9 +20,11 @@ shares this machine's cores). The arms from one DC are about the round trip (EAC
 the other DC, QUORUM reads need a replica there): a closed-loop client adds queueing to every
 operation as the cluster nears its best, which would hide the round trip, so they run light: at
 the smallest concurrency that calibration saw reach half the best throughput (``LIGHT_SHARE``),
-and the QUORUM sweep at x1, x2, x4 of it. Given thread counts are per client, as the study's. Clients are placed by the study's runner (cassperf.experiments.dc_runner:
-Dask, one worker per client location, per-report mutual TLS); every client's run is labelled
-part, op, threads, cl, rf and by the placement dc and client. The network baseline (ping, iperf3)
+and the QUORUM sweep at x1, x2, x4 of it. Given thread counts are per client, as the study's.
+
+Clients are placed by the study's runner (cassperf.experiments.dc_runner: Dask, one worker per
+client location, per-report mutual TLS); every client's run is labelled part, op, threads, cl, rf
+and by the placement dc and client. The network baseline (ping, iperf3)
 is the study's baseline hook, kept in its record (cassperf.experiments.network).
 """
 
@@ -70,7 +72,7 @@ class MultiDCStudy(Study):
     cl: str = "LOCAL_QUORUM"
     cl_levels: Sequence[str] = ("LOCAL_QUORUM", "EACH_QUORUM")
     cl_dc: str = "dc1"
-    quorum_threads: Sequence[int] = ()      # empty: x1, x2, x4 of the calibrated concurrency
+    quorum_threads: Sequence[int] = ()      # empty: x1, x2, x4 of cl_threads
     keyspace_prefix: str = "ks410"
     column_size: int = 818
     column_count: int = 5
@@ -93,7 +95,7 @@ class MultiDCStudy(Study):
             _whole(name, getattr(self, name), 0)
         if any(isinstance(t, bool) or not isinstance(t, int) or t < 1 for t in self.quorum_threads):
             raise ConfigError(f"quorum_threads={list(self.quorum_threads)!r}: expected client thread counts >= 1 "
-                              f"(empty: around the calibrated concurrency)")
+                              f"(empty: x1, x2, x4 of cl_threads)")
         if not self.cl_levels:
             raise ConfigError("cl_levels=[]: expected consistency levels to compare, e.g. [LOCAL_QUORUM, EACH_QUORUM]")
         rtt = self.inter_dc_rtt_ms
