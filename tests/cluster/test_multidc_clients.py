@@ -139,3 +139,88 @@ def test_a_client_that_dies_leaves_the_others_run_complete_and_the_group_partial
     assert list(catalog(tmp_path, part="loss")["run_id"]) == [alive.run_id]
     record = group_records(tmp_path)[-1]
     assert record["partial"] is True and [c["status"] for c in record["clients"]] == ["ran", "died"]
+
+
+def test_the_executor_stores_a_slot_whose_client_died_as_partial_and_its_comparison_lists_it(
+        two_dcs: LocalCluster, tmp_path: Path) -> None:
+    """The multi-DC study's runner on the one executor: dc2's Dask worker is SIGKILLed while its
+    client of block 1's 'replicated write' runs. dc1's run of that slot is stored complete, dc2's
+    marked failed; the slot is partial, never run again; the worker comes back (its Nanny) and
+    every later slot runs both clients; the claims list the lost run."""
+    import signal
+    import threading
+    from contextlib import contextmanager
+    from dataclasses import dataclass
+
+    from cassperf.experiments.executor import execute
+    from cassperf.experiments.multidc import MultiDCStudy
+    from cassperf.experiments.multidc_report import claims
+    from cassperf.experiments.outcome import load_outcome, run_figures
+
+    def kill_when_measuring(place, root: Path, labels: dict) -> threading.Thread:
+        victim = place.workers["dc2-c1"]
+        pid = place.client.run(os.getpid, workers=[victim])[victim]
+
+        def watch() -> None:
+            deadline = time.monotonic() + 120
+            while time.monotonic() < deadline:
+                for folder in root.glob("*-cassperf-engine-*"):
+                    text = (folder / "manifest.json").read_text() if (folder / "manifest.json").exists() else ""
+                    lines = (folder / "intervals.jsonl").read_text().count("\n") \
+                        if (folder / "intervals.jsonl").exists() else 0
+                    if '"dc": "dc2"' in text and f'"block": "{labels["block"]}"' in text \
+                            and f'"arm": "{labels["arm"]}"' in text and lines >= 5:
+                        os.kill(pid, signal.SIGKILL)
+                        return
+                time.sleep(0.05)
+        thread = threading.Thread(target=watch, daemon=True)
+        thread.start()
+        return thread
+
+    class Killing:
+        def __init__(self, runner) -> None:
+            self.runner, self.place = runner, runner.place
+
+        def run(self, arm, cluster, labels, **kw):
+            if arm.name == "replicated write" and labels.get("block") == "1":
+                watcher = kill_when_measuring(self.place, kw["root"], dict(labels))
+                try:
+                    return self.runner.run(arm, cluster, labels, **kw)
+                finally:
+                    watcher.join(timeout=5)
+            return self.runner.run(arm, cluster, labels, **kw)
+
+    @dataclass(frozen=True)
+    class Lossy(MultiDCStudy):
+        def arms(self, calibrated):
+            return [a for a in super().arms(calibrated) if a.name in ("independent write", "replicated write")]
+
+        @contextmanager
+        def runner(self, contexts):
+            with super().runner(contexts) as runner:
+                yield Killing(runner)
+
+    study = Lossy(experiment="lossy", repeats=2, run_s=6, interval_s=0.2, warm_max_steps=0, rows=300, rf=1,
+                  write_threads=2, read_threads=2, quorum_threads=(2,), iperf3_s=1)
+    done = execute(study, two_dcs, root=tmp_path)
+    assert (done.ran, done.partial, done.failed) == (5, 1, 0), done.record.data["log"]
+    slot = done.record.data["slots"]["1/replicated write"]
+    assert slot["status"] == "partial" and len(slot["runs"]) == 2
+    assert slot["note"] == "client dc2-c1 died: KilledWorker: its worker process died", slot["note"]
+    outcome = load_outcome(study, root=tmp_path)
+    lost = [r for r in outcome.runs if r.run_id in slot["runs"] and r.labels["dc"] == "dc2"][0]
+    kept = [r for r in outcome.runs if r.run_id in slot["runs"] and r.labels["dc"] == "dc1"][0]
+    assert lost.manifest["failed"] and kept.manifest["complete"] and not kept.manifest.get("failed")
+    # the worker came back: every other slot ran both clients, complete
+    others = [r for r in outcome.runs if r.run_id not in slot["runs"]]
+    assert len(others) == 10 and all(r.manifest["complete"] and not r.manifest.get("failed") for r in others)
+    table = claims(outcome, run_figures(outcome))
+    row = table[table["claim"].str.startswith("Replicating to the other DC")].iloc[0]
+    assert row["measured"].endswith(f"(left out: {lost.run_id}: failed: client dc2-c1 did not finish: KilledWorker: "
+                                    f"its worker process died)"), row["measured"]
+    assert done.record.data["baseline"][0]["far"] is True
+    # run again: the partial slot is kept, nothing starts or runs
+    again = execute(study, two_dcs, root=tmp_path)
+    assert (again.ran, again.partial) == (0, 0)
+    assert again.record.data["log"][-1].endswith("every run of the plan is stored: nothing started, loaded, warmed "
+                                                 "or run")

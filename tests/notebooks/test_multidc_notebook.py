@@ -1,34 +1,35 @@
-"""02-multi-dc run by papermill in a real kernel against a real two-DC embedded cluster (one node
-per DC, 27 ms apart in network namespaces) with its smallest parameter set
-(notebooks/params/test/02-multi-dc.yaml): every client's run stored with its DC and client, the
-tables equal to the analysis functions on the stored runs, the network table measured, analyse_only
-giving the same claims, and nothing left behind (nodes, namespaces, router, Dask scheduler and
-workers, engine workers, TLS files).
+"""Notebook 02 (two DCs) run by papermill in a real kernel against a real two-DC embedded cluster
+(one node per DC, 27 ms apart in network namespaces) with its test parameter set: 2 randomized
+blocks, the warm-up, the calibration, the A/A control, a client in each DC placed by Dask. What
+it publishes is checked against the stored runs and the study's record, and nothing is left
+behind (nodes, namespaces, router, Dask scheduler and workers, engine workers, TLS files).
 
 Run under the CPU lock:  flock /tmp/cassperf-cpu.lock .venv/bin/pytest tests/notebooks/test_multidc_notebook.py -x -q
 """
 
 from __future__ import annotations
 
-import json
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
-import nbformat
-import papermill
 import psutil
 import pytest
 import yaml
 
 from cassperf import config
+from cassperf.experiments.clients import group_records, overlap_s
+from cassperf.experiments.multidc import MultiDCStudy
+from cassperf.experiments.multidc_report import claims as multidc_claims
+from cassperf.experiments.outcome import load_outcome
 from cassperf.results.catalog import catalog
-from tests.conftest import cassperf_processes
+from tests.notebooks.studykit import check_in_chromium, check_report_shape, execute_study, study_data  # noqa: F401
 
 pytestmark = [pytest.mark.notebook, pytest.mark.cluster]
 
-ADDRESS = "127.0.21.1"
-NAME = "multidcnb"
+NB = "02-multi-dc.ipynb"
+WHERE = {"cluster_name": "multidcnb", "first_address": "127.0.8.41"}
 TOPOLOGY = "dc1:1,dc2:1"
 RTT_MS = 27.0
 
@@ -48,104 +49,92 @@ def _ours(data: Path) -> list[str]:
 
 
 @pytest.fixture(scope="module")
-def env(tmp_path_factory):
+def two_dc_data(study_data: Path) -> Iterator[Path]:
+    """study_data, and at the end the two-DC cluster stopped with its network, checked gone."""
     if os.geteuid() != 0:
         pytest.skip("the distance between DCs needs root (network namespaces)")
-    data = tmp_path_factory.mktemp("multidc-data")
-    mp = pytest.MonkeyPatch()
-    mp.setenv("CASSPERF_DATA", str(data))
     try:
-        yield data
+        yield study_data
     finally:
         from cassperf.cluster import netns
         from cassperf.cluster.local import LocalCluster
         from cassperf.cluster.study import cluster_name_for
 
-        cluster = LocalCluster(cluster_name_for(NAME, TOPOLOGY, RTT_MS), TOPOLOGY, first_address=ADDRESS,
-                               root=data / "clusters", inter_dc_rtt_ms=RTT_MS)
-        try:
-            cluster.stop(timeout_s=30)
-        finally:
-            left = cassperf_processes(data)
-            for proc in left:
-                proc.kill()
-            mp.undo()
+        cluster = LocalCluster(cluster_name_for(WHERE["cluster_name"], TOPOLOGY, RTT_MS), TOPOLOGY,
+                               first_address=WHERE["first_address"], root=study_data / "clusters",
+                               inter_dc_rtt_ms=RTT_MS)
+        cluster.stop(timeout_s=30)
         netid = netns.network_id(cluster.name, cluster.root)
-        assert not left, f"nodes still running after stop: {[p.pid for p in left]}"
         assert (netns.leftover_namespaces(netid), netns.router_pids(netid)) == ([], [])
-        assert _ours(data) == [], "processes left behind"
+        assert _ours(study_data) == [], "processes left behind"
 
 
-def _execute(out_dir: Path, **extra) -> nbformat.NotebookNode:
-    name = "02-multi-dc.ipynb"
+def _study() -> MultiDCStudy:
     params = yaml.safe_load((config.notebooks_dir() / "params" / "test" / "02-multi-dc.yaml").read_text())
-    params.update(cluster_name=NAME, first_address=ADDRESS, **extra)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    papermill.execute_notebook(str(config.notebooks_dir() / name), str(out_dir / name), parameters=params,
-                               cwd=str(config.notebooks_dir()), progress_bar=False, kernel_name="python3")
-    return nbformat.read(out_dir / name, as_version=4)
+    return MultiDCStudy.from_parameters(params)
 
 
-def _json_outputs(nb: nbformat.NotebookNode) -> dict:
-    found: dict = {}
-    for cell in nb.cells:
-        for output in cell.get("outputs", []):
-            data = output.get("data", {}).get("application/json")
-            if data:
-                found.update(data if isinstance(data, dict) else json.loads(data))
-    return found
+def _tls_folders() -> set[Path]:
+    return set(Path(tempfile.gettempdir()).glob("cassperf-dask-tls-*"))
 
 
-def test_multidc_notebook_stores_each_clients_run_and_its_tables_match_the_runs(env, tmp_path):
-    from cassperf.experiments import multidc
-    from cassperf.experiments.sweep import latest_runs
+def test_multidc_notebook_runs_every_arm_with_a_client_per_dc_and_leads_with_its_findings(two_dc_data, tmp_path):
+    before = _tls_folders()
+    run = execute_study(NB, tmp_path / "first", **WHERE)
+    check_report_shape(run)
+    study = _study()
+    outcome = load_outcome(study)
+    arms = outcome.arm_names
+    assert arms == ["independent write", "replicated write", "replicated mixed", "write LOCAL_QUORUM",
+                    "write EACH_QUORUM", "read LOCAL_QUORUM", "read EACH_QUORUM", "QUORUM read threads=2",
+                    "QUORUM read threads=8", "replicated write (A/A)"]
+    # every arm once per block: a client in each DC for the first three and the A/A twin, dc1's alone otherwise
+    measured = catalog(study="multi-dc", experiment="test", role="measure")
+    both = {"independent write", "replicated write", "replicated mixed", "replicated write (A/A)"}
+    expected = sorted((a, b, dc, f"{dc}-c1") for a in arms for b in ("1", "2")
+                      for dc in (("dc1", "dc2") if a in both else ("dc1",)))
+    assert sorted(zip(measured["arm"], measured["block"], measured["dc"], measured["client"], strict=True)) == expected
+    assert measured["complete"].all()
+    assert {s["status"] for s in outcome.record["slots"].values()} == {"ran"}
+    # the two clients of a slot measured at the same time (they meet before their load starts)
+    for (arm, block), pair in measured[measured["arm"].isin(both)].groupby(["arm", "block"]):
+        runs = [r for r in outcome.runs if r.run_id in set(pair["run_id"])]
+        assert overlap_s(runs) >= study.run_s / 2, (arm, block, overlap_s(runs))
+    # calibration ran once and set the concurrency: two clients below the knee together, one client light
+    cal = outcome.record["calibration"]
+    below = max(1, cal["knee"] // 2)
+    light = min(c for c, rate in cal["points"] if rate >= 0.5 * cal["best_ops_s"])
+    assert set(measured[measured["arm"] == "replicated write"]["threads"]) == {str(max(1, below // 2))}
+    assert set(measured[measured["arm"] == "write EACH_QUORUM"]["threads"]) == {str(light)}
+    assert outcome.record["warmup"] and outcome.record["warmup"][0]["rates_ops_s"]
+    # the network baseline is the study's, in its record: ping each way near the RTT, iperf3
+    baseline = outcome.record["baseline"][-1]
+    assert baseline["far"] is True and baseline["rtt_configured_ms"] == RTT_MS
+    from cassperf.experiments.network import baseline_table
 
-    nb = _execute(tmp_path)
-    assert not [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
-    runs = catalog(study="multi-dc", experiment="test")
-    points = sorted(zip(runs["part"], runs["op"], runs["threads"], runs["cl"], runs["rf"], runs["dc"],
-                        runs["client"], strict=True))
-    lq, eq = "LOCAL_QUORUM", "EACH_QUORUM"
-    assert points == sorted([
-        ("independent", "write", "16", lq, "1", "dc1", "dc1-c1"), ("independent", "write", "16", lq, "1", "dc2", "dc2-c1"),
-        ("replicated", "write", "16", lq, "1", "dc1", "dc1-c1"), ("replicated", "write", "16", lq, "1", "dc2", "dc2-c1"),
-        ("mixed", "mixed", "16", lq, "1", "dc1", "dc1-c1"), ("mixed", "mixed", "16", lq, "1", "dc2", "dc2-c1"),
-        ("cl-write", "write", "16", lq, "1", "dc1", "dc1-c1"), ("cl-write", "write", "16", eq, "1", "dc1", "dc1-c1"),
-        ("cl-read", "read", "16", lq, "1", "dc1", "dc1-c1"), ("cl-read", "read", "16", eq, "1", "dc1", "dc1-c1"),
-        ("quorum-read", "read", "4", "QUORUM", "1", "dc1", "dc1-c1"),
-        ("quorum-read", "read", "16", "QUORUM", "1", "dc1", "dc1-c1")])
-    assert runs["complete"].all()
-    out = _json_outputs(nb)
-    stored = latest_runs(multidc.POINT_LABELS, study="multi-dc", experiment="test")
-    expected = multidc.results(stored)
-    shown = {(r["run_id"], r["op"]): r for r in out["runs_frame"]}
-    assert len(shown) == len(expected) == 14
-    for row in expected.itertuples():
-        got = shown[(row.run_id, row.op)]
-        assert got["rate_ops_s"] == pytest.approx(row.rate_ops_s, rel=1e-12)
-        assert got["latency_p99_ms"] == pytest.approx(row.latency_p99_ms, rel=1e-12)
-    together = multidc.combined(stored)
-    got = {(r["part"], r["cl"], r["threads"], r["op"]): r for r in out["combined"]}
-    assert len(got) == len(together)
-    for row in together.itertuples():
-        g = got[(row.part, row.cl, int(row.threads), row.op)]
-        assert g["rate_ops_s"] == pytest.approx(row.rate_ops_s, rel=1e-12)
-        assert g["latency_p95_ms"] == pytest.approx(row.latency_p95_ms, rel=1e-12)
-    replicated = got[("replicated", "LOCAL_QUORUM", 16, "write")]
-    assert replicated["clients"] == 2 and replicated["dcs"] == "dc1+dc2"
-    net = {(r["measure"], r["between"]): r for r in out["network_table"]}
+    net = {(r.measure, r.between): r for r in baseline_table(baseline).itertuples()}
     for between in ("dc1->dc2", "dc2->dc1"):
-        assert 0.8 * RTT_MS <= net[("ping RTT avg", between)]["value"] <= 1.2 * RTT_MS
-    assert net[("RTT configured", "dc1-dc2")]["value"] == RTT_MS
+        assert 0.8 * RTT_MS <= net[("ping RTT avg", between)].value <= 1.2 * RTT_MS
     for streams in ("iperf3, 1 stream", "iperf3, 16 streams"):
         row = net[(streams, "dc1->dc2")]
-        assert (row["value"] or 0) > 0 or row["how"].startswith("not measured: iperf3 is not installed")
-    sent = [r for r in out["network_table"] if r["measure"] == "network send during replicated writes"]
-    assert [r["between"] for r in sent] == ["dc1 (dc1-c1)", "dc2 (dc2-c1)"]
-    assert all(r["value"] > 0 for r in sent)       # replicas crossed to the other DC
-    assert [c["claim"] for c in out["claims"]][0].startswith("EACH_QUORUM is far slower than LOCAL_QUORUM")
-    assert not list(Path(tempfile.gettempdir()).glob("cassperf-dask-tls-*")), "TLS certificates left behind"
-    # analyse_only rebuilds the same tables from the store without a cluster
-    only = _execute(tmp_path / "only", analyse_only=True)
-    again = _json_outputs(only)
-    assert again["claims"] == out["claims"] and again["combined"] == out["combined"]
+        assert row.value > 0 or row.how.startswith("not measured: iperf3 is not installed")
+    # the interface counters around the replicated writes: replicas crossed to the other DC
+    ids = set(measured[measured["arm"] == "replicated write"]["run_id"])
+    traffic = [t for g in group_records() if {c["run_id"] for c in g["clients"]} <= ids for t in g["traffic"]]
+    assert sorted(t["where"] for t in traffic) == ["dc1 (dc1-c1)", "dc1 (dc1-c1)", "dc2 (dc2-c1)", "dc2 (dc2-c1)"]
+    assert all(t["send_mb_s"] > 0 and t["receive_mb_s"] > 0 for t in traffic)
+    # the published claims are the analysis functions' on the stored runs
+    expected_claims = multidc_claims(outcome)
+    assert [c["claim"] for c in run.claims] == expected_claims["claim"].tolist()
+    assert [c["verdict"] for c in run.claims] == expected_claims["verdict"].tolist()
+    assert run.claims[0]["claim"] == "A/A control: 'replicated write' against its identical twin, on dc1's client"
+    assert _tls_folders() <= before, "TLS certificates left behind"
+    check_in_chromium(run, tmp_path)
+    # a second execution runs nothing (every slot stored), and no warm-up either
+    stored = len(catalog(study="multi-dc", experiment="test", include_failed=True))
+    again = execute_study(NB, tmp_path / "again", **WHERE)
+    assert len(catalog(study="multi-dc", experiment="test", include_failed=True)) == stored
+    assert again.claims == run.claims
+    # analyse_only rebuilds the same report from the store, no cluster
+    only = execute_study(NB, tmp_path / "only", analyse_only=True, **WHERE)
+    assert only.claims == run.claims

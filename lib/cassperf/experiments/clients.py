@@ -11,11 +11,13 @@ client sends from dc2's side of the delay. On a real cluster the same locations 
 machines (``client_hosts``: ``"dc1=vm-a+vm-b,dc2=vm-c+vm-d"``) and distributed's ``SSHCluster``
 starts one worker on each over SSH; the tasks are the same.
 
-Together: every job is submitted at once and waits for one common start instant
-(``start_delay_s`` after submission), then runs ``run_spec`` with its own local DC (token-aware,
-DC-aware routing to that DC's nodes) and its labels plus ``dc`` and ``client``. The engine's
-warm-up (2 s of unrecorded load) absorbs the workers' differing start-up times; each run's
-manifest records its ``t0_epoch_s``, so the overlap is known.
+Together: every job is submitted at once and runs ``run_spec`` with its own local DC
+(token-aware, DC-aware routing to that DC's nodes) and its labels plus ``dc`` and ``client``.
+Each client sets its load up (imports, connections, the engine's worker processes: seconds, and
+not the same for every client on a busy machine), then meets the others (:func:`meeting`, a
+Dask Event per client on the scheduler) and starts its warm-up and measured load when all are
+ready; a tool other than the engine waits for one common start instant (``start_delay_s`` after
+submission) instead. Each run's manifest records its ``t0_epoch_s``, so the overlap is known.
 
 A client that dies (its worker process killed, a machine lost) fails only its own task: Dask
 is told never to retry a task on another worker (``allowed-failures: 0``) and each task is
@@ -47,6 +49,10 @@ from cassperf.workload.spec import WorkloadSpec
 START_DELAY_S = 3.0
 #: where group records are kept, in the runs folder (a dot folder: the run catalog passes it by)
 GROUPS = ".groups"
+#: seconds a client waits for the others of its group to be ready before it starts anyway
+MEET_TIMEOUT_S = 60.0
+#: seconds to wait for a lost client's worker to come back before the next job
+RECOVER_S = 60.0
 #: the Dask configuration of a placement: never retry a client's task elsewhere, no dashboard
 DASK_CONFIG = {"distributed.scheduler.allowed-failures": 0, "distributed.worker.daemon": False,
                "distributed.scheduler.work-stealing": False}
@@ -101,6 +107,7 @@ class ClientJob:
     spec: WorkloadSpec
     labels: Mapping[str, str]
     tool: str = "engine"
+    options: Mapping[str, Any] = field(default_factory=dict)   # run_spec options of this client alone (sampler)
 
 
 @dataclass
@@ -119,6 +126,7 @@ class Group:
     group: str
     labels: dict[str, str]
     results: list[ClientResult] = field(default_factory=list)
+    traffic: list[dict[str, Any]] = field(default_factory=list)   # network rates per DC (watch_network)
 
     @property
     def partial(self) -> bool:
@@ -126,7 +134,7 @@ class Group:
 
     def record(self) -> dict[str, Any]:
         return {"group": self.group, "labels": self.labels, "partial": self.partial,
-                "clients": [asdict(r) for r in self.results]}
+                "clients": [asdict(r) for r in self.results], "traffic": self.traffic}
 
 
 # -- the handle a worker rebuilds ---------------------------------------------------------------
@@ -160,24 +168,43 @@ def make_handle(recipe: tuple[str, dict[str, Any]]) -> Any:
 
 
 def client_task(recipe: tuple[str, dict[str, Any]], dc: str, spec: WorkloadSpec, labels: dict[str, str], tool: str,
-                root: str, run_id: str, start_epoch_s: float, options: dict[str, Any]) -> dict[str, Any]:
-    """What a Dask worker runs for one client: wait for the common start, enter the DC (on a
-    namespaced local cluster), run_spec, return the run's id and verdict."""
+                root: str, run_id: str, start_epoch_s: float, options: dict[str, Any],
+                meet: tuple[str, str, tuple[str, ...]] | None = None) -> dict[str, Any]:
+    """What a Dask worker runs for one client: enter the DC (on a namespaced local cluster),
+    run_spec, return the run's id and verdict. ``meet`` = (group, this location, every location
+    of the group): the client starts its load when every client of the group is ready
+    (:func:`meeting`); without it, at ``start_epoch_s``."""
     from cassperf.workload.run import run_spec
 
     cluster = make_handle(recipe)
     try:
         delay = start_epoch_s - time.time()
-        if delay > 0:
+        if delay > 0 and meet is None:
             time.sleep(delay)
         place = cluster.in_dc(dc) if getattr(cluster, "network", None) is not None else nullcontext()
         with place:
             run = run_spec(spec, cluster, tool=tool, labels=labels, root=root, run_id=run_id, progress=False,
-                           raise_on_failure=False, **options)
+                           raise_on_failure=False, ready=meeting(*meet) if meet else None, **options)
         return {"run_id": run.run_id, "failed": bool(run.manifest.get("failed")),
                 "failure": str(run.manifest.get("failure") or "")}
     finally:
         cluster.close()
+
+
+def meeting(group: str, me: str, everyone: Sequence[str], timeout_s: float = MEET_TIMEOUT_S) -> Any:
+    """A callable for run_spec's ``ready``: it tells the group that this client's load is ready
+    to start (a Dask Event on the scheduler, ``<group>-<location>``), then waits until every
+    client of the group has said so, at most ``timeout_s`` (a client lost before it was ready
+    does not hold the others back longer). So the clients' measured loads start within the
+    scheduler's round trips of each other, whatever their set-up took (imports, connections)."""
+    def ready() -> None:
+        from distributed import Event
+
+        Event(f"{group}-{me}").set()
+        deadline = time.monotonic() + timeout_s
+        for name in everyone:
+            Event(f"{group}-{name}").wait(timeout=max(0.0, deadline - time.monotonic()))
+    return ready
 
 
 # -- the placement --------------------------------------------------------------------------------
@@ -269,12 +296,22 @@ class ClientPlacement:
                           remote_python=self.ssh_options.get("remote_python"), security=security)
 
     def _worker_of_location(self) -> dict[str, str]:
+        """Location name -> its worker's address (a location whose worker is gone is left out)."""
         info = self.client.scheduler_info(n_workers=-1)["workers"]
         by_name = {str(w.get("name")): addr for addr, w in info.items()}
-        if not self.remote:
-            return {p.name: by_name[p.name] for p in self.places}
         # SSHCluster names its workers 0, 1, ... in the order of the hosts after the scheduler's
-        return {p.name: by_name[str(i)] for i, p in enumerate(self.places)}
+        names = {p.name: (str(i) if self.remote else p.name) for i, p in enumerate(self.places)}
+        return {loc: by_name[name] for loc, name in names.items() if name in by_name}
+
+    def recover(self, timeout_s: float = RECOVER_S) -> None:
+        """After a client was lost: wait (up to ``timeout_s``) for its worker to come back (a
+        local Nanny restarts a killed worker at once, under a new address) and map the
+        locations again; a location still without a worker fails its later jobs at once."""
+        try:
+            self.client.wait_for_workers(len(self.places), timeout=timeout_s)
+        except (TimeoutError, OSError):
+            pass
+        self.workers = self._worker_of_location()
 
     def location(self, name: str) -> Location:
         for p in self.places:
@@ -283,21 +320,36 @@ class ClientPlacement:
         raise ConfigError(f"no client location {name!r}; locations: {', '.join(p.name for p in self.places)}")
 
     def submit(self, location: str, fn: Any, *args: Any, **kwargs: Any) -> Any:
-        """Run fn(*args, **kwargs) on `location`'s worker only (a Dask future)."""
+        """Run fn(*args, **kwargs) on `location`'s worker only (a Dask future); ClusterError when
+        the location's worker is gone."""
+        if location not in self.workers:
+            from cassperf.errors import ClusterError
+
+            raise ClusterError(f"client location {location} has no worker (lost, and it did not come back)")
         return self.client.submit(fn, *args, workers=[self.workers[location]], allow_other_workers=False,
                                   pure=False, retries=0, **kwargs)
 
-    def run_together(self, jobs: Sequence[ClientJob], group_labels: Mapping[str, str] | None = None,
-                     **run_options: Any) -> Group:
-        """Start every job at one instant, each on its location's worker; wait for all. Returns
-        the Group (also written to <runs>/groups/<group>.json)."""
+    def run_together(self, jobs: Sequence[ClientJob], group_labels: Mapping[str, str] | None = None, *,
+                     root: str | Path | None = None, watch_network: bool = False, **run_options: Any) -> Group:
+        """Start every job at one instant (a single job at once), each on its location's worker;
+        wait for all. ``run_options`` go to every job's run_spec, a job's own ``options`` to it
+        alone. ``watch_network``: each DC's interface counters are read at its first location
+        before and after (cassperf.experiments.network), the rates kept in ``Group.traffic``.
+        Returns the Group (also written to <runs>/.groups/<group>.json)."""
         from distributed import wait
 
+        from cassperf.experiments import network
         from cassperf.results.manifest import new_run_id
 
+        root_path = Path(root) if root is not None else self.root
         labels = {k: str(v) for k, v in (group_labels or {}).items()}
         group = Group(new_run_id("group"), labels)
-        start = time.time() + self.start_delay_s
+        dcs = list(dict.fromkeys(self.location(j.location).dc for j in jobs))
+        watched = {dc: loc for dc in dcs if (loc := next(p.name for p in self.places if p.dc == dc)) in self.workers} \
+            if watch_network else {}
+        before = {dc: self.submit(loc, network.counters_task, self.recipe, dc).result() for dc, loc in watched.items()}
+        start = time.time() + (self.start_delay_s if len(jobs) > 1 else 0.0)
+        names = tuple(j.location for j in jobs)
         futures = []
         for job in jobs:
             place = self.location(job.location)
@@ -305,14 +357,29 @@ class ClientPlacement:
             job_labels = {**{k: str(v) for k, v in job.labels.items()}, "dc": place.dc, "client": place.name}
             futures.append((job, place, run_id, self.submit(
                 place.name, client_task, self.recipe, place.dc, job.spec, job_labels, job.tool,
-                str(self.root), run_id, start, dict(run_options))))
-        wait([f for *_, f in futures])
+                str(root_path), run_id, start, {**run_options, **job.options},
+                (group.group, job.location, names) if len(jobs) > 1 else None) if place.name in self.workers
+                else None))
+        wait([f for *_, f in futures if f is not None])
         for job, place, run_id, future in futures:
-            group.results.append(self._result(job, place, run_id, future))
-        self._store(group)
+            group.results.append(self._result(job, place, run_id, future, root_path) if future is not None else
+                                 ClientResult(place.name, place.dc, run_id, "died", "no worker at this location: "
+                                              "lost before, and it did not come back"))
+        if group.partial:
+            self.recover()
+            watched = {dc: loc for dc, loc in watched.items() if loc in self.workers}
+        for dc, loc in watched.items():
+            try:
+                after = self.submit(loc, network.counters_task, self.recipe, dc).result()
+            except Exception:  # noqa: BLE001 - a lost location has no counters; its run says why
+                continue
+            group.traffic.append({"dc": dc, "where": f"{dc} ({loc})",
+                                  "how": network.counters_how(self.cluster, self.remote, dc),
+                                  **network.rates(before[dc], after)})
+        self._store(group, root_path)
         return group
 
-    def _result(self, job: ClientJob, place: Location, run_id: str, future: Any) -> ClientResult:
+    def _result(self, job: ClientJob, place: Location, run_id: str, future: Any, root: Path) -> ClientResult:
         from cassperf.results.store import mark_failed, run_folder
 
         if future.status == "finished":
@@ -320,14 +387,17 @@ class ClientPlacement:
             return ClientResult(place.name, place.dc, out["run_id"], "failed" if out["failed"] else "ran",
                                 out["failure"])
         exc = future.exception()
-        note = f"{type(exc).__name__}: {str(exc).strip().splitlines()[0] if str(exc).strip() else ''}"
-        folder = run_folder(run_id, root=self.root)
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+        # distributed's KilledWorker says it in four sentences naming the task and the worker's address
+        note = f"{type(exc).__name__}: " + ("its worker process died" if type(exc).__name__ == "KilledWorker"
+                                            else first[:200])
+        folder = run_folder(run_id, root=root)
         if (folder / "manifest.json").exists():
             mark_failed(folder, f"client {place.name} did not finish: {note}")
         return ClientResult(place.name, place.dc, run_id, "died", note)
 
-    def _store(self, group: Group) -> None:
-        folder = self.root / GROUPS
+    def _store(self, group: Group, root: Path) -> None:
+        folder = root / GROUPS
         folder.mkdir(parents=True, exist_ok=True)
         (folder / f"{group.group}.json").write_text(json.dumps(group.record(), indent=2))
 

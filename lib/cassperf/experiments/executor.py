@@ -17,9 +17,13 @@ In order, every step recorded in the study's record (``<runs>/.studies/<study>--
    (cassperf.experiments.schedule); the seed and the order go into the record.
 
 Resume. A slot (block, arm) whose run is stored complete is done (a failed run too: it is
-listed, never re-run); a run cut short by a kill (complete=false) is left out and its slot runs
-again. The labels of a measured run: study, experiment, plan, role=measure, arm, block,
-position, seed, tool, spec_key, and the arm's own.
+listed, never re-run); a run cut short by a kill (complete=false, not failed) is left out and its
+slot runs again, the slot's earlier runs marked failed with that reason (an arm with clients
+per DC may have left one client's run complete beside another's cut short: it is not counted
+twice). A slot whose clients did not all finish (a runner raises :class:`PartialRun`: a client
+lost) is stored ``partial`` with the runs that did, and is never re-run. The labels of a
+measured run: study, experiment, plan, role=measure, arm, block, position, seed, tool, spec_key,
+and the arm's own.
 """
 
 from __future__ import annotations
@@ -56,6 +60,16 @@ def spec_key(spec: WorkloadSpec, tool: str) -> str:
 
 
 # -- who runs an arm -----------------------------------------------------------------------------
+class PartialRun(Exception):
+    """Raised by a runner when some of an arm's clients did not finish: ``run_ids`` every run of
+    the slot (stored; the lost ones marked failed), ``ran`` how many finished, ``note`` which
+    client was lost and why. The slot is stored partial (failed when none finished)."""
+
+    def __init__(self, run_ids: list[str], ran: int, note: str) -> None:
+        super().__init__(note)
+        self.run_ids, self.ran, self.note = run_ids, ran, note
+
+
 class LocalRunner:
     """Runs an arm's one spec in this process through the one entry point, run_spec."""
 
@@ -137,6 +151,7 @@ class Execution:
     skipped: int = 0
     failed: int = 0
     rerun: int = 0
+    partial: int = 0
     seconds: float = 0.0
 
 
@@ -177,12 +192,21 @@ def _mine(stored: pd.DataFrame, arm: str, block: int) -> pd.DataFrame:
     return s[(s["role"] == "measure") & (s["arm"] == arm) & (s["block"] == str(block))]
 
 
+def _cut(mine: pd.DataFrame) -> pd.DataFrame:
+    """The runs of a slot cut short by a kill: incomplete and not marked failed."""
+    return mine[~mine["complete"].astype(bool) & ~mine["failed"]]
+
+
+def _done(mine: pd.DataFrame) -> bool:
+    """A slot is done when a run of it is stored complete and none was cut short (module doc)."""
+    return bool(mine["complete"].any()) and _cut(mine).empty
+
+
 def pending(study: Study, stored: pd.DataFrame, calibrated: Calibrated | None) -> int:
-    """How many slots of the plan have no complete stored run."""
+    """How many slots of the plan are not done (no complete stored run, or one cut short)."""
     arms = study.arms(calibrated)
     names = [a.name for a in arms] + ([study.aa_arm(arms) + AA_SUFFIX] if study.aa and arms else [])
-    return sum(not _mine(stored, name, block)["complete"].any()
-               for name in names for block in range(1, study.repeats + 1))
+    return sum(not _done(_mine(stored, name, block)) for name in names for block in range(1, study.repeats + 1))
 
 
 class _Executor:
@@ -280,14 +304,21 @@ class _Executor:
     def run_slot(self, slot: Slot, i: int, total: int, arm: Arm) -> None:
         from cassperf.workload.run import RunFailedError
 
+        from cassperf.results.store import mark_failed
+
         mine = _mine(self.stored, arm.name, slot.block)
         title = f"[{i}/{total}] block {slot.block} #{slot.position} {arm.name}"
-        if mine["complete"].any():
+        cut = _cut(mine)
+        if _done(mine):
             self.done.skipped += 1
             return
         if not mine.empty:
             self.done.rerun += 1
-            self.say(f"{title}: run {', '.join(mine['run_id'])} was cut short (incomplete): left out, run again")
+            for rid, path, failed in zip(mine["run_id"], mine["path"], mine["failed"], strict=True):
+                if not failed:
+                    mark_failed(path, "cut short (incomplete): its slot ran again" if rid in set(cut["run_id"]) else
+                                "left out: another client of its slot was cut short, and the slot ran again")
+            self.say(f"{title}: run {', '.join(cut['run_id'])} was cut short (incomplete): left out, run again")
         labels = {"role": "measure", "arm": arm.name, "block": str(slot.block), "position": str(slot.position),
                   **arm.labels}
         t = time.monotonic()
@@ -299,6 +330,15 @@ class _Executor:
             self.done.failed += 1
             self.record.data["slots"][key] = {"runs": [exc.run_id], "status": "failed", "note": exc.reason}
             self.say(f"{title}: FAILED ({exc.reason}); run {exc.run_id} kept, marked failed")
+            self.record.save()
+            return
+        except PartialRun as exc:
+            status = "partial" if exc.ran else "failed"
+            self.done.partial += status == "partial"
+            self.done.failed += status == "failed"
+            self.record.data["slots"][key] = {"runs": exc.run_ids, "status": status, "note": exc.note,
+                                              "seconds": round(time.monotonic() - t, 1)}
+            self.say(f"{title}: {status.upper()} ({exc.note}); runs {', '.join(exc.run_ids)} kept")
             self.record.save()
             return
         self.done.ran += 1
@@ -350,7 +390,8 @@ def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
                 bar.close()
             d = ex.done
             d.seconds = time.monotonic() - t0
-            ex.say(f"{d.ran} runs ran, {d.skipped} stored already, {d.failed} failed, {d.rerun} cut short before "
-                   f"and run again; {d.seconds:.0f} s")
+            ex.say(f"{d.ran} runs ran, {d.skipped} stored already, {d.failed} failed, "
+                   + (f"{d.partial} partial (a client lost), " if d.partial else "")
+                   + f"{d.rerun} cut short before and run again; {d.seconds:.0f} s")
             record.save()
     return ex.done

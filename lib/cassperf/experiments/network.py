@@ -16,13 +16,14 @@ a real cluster:
   gossip); traffic between a DC's own nodes and its clients stays on that namespace's loopback
   and is not in them. On a client machine they are all its interfaces but ``lo``.
 
-A baseline is stored as JSON under ``<runs>/.network/`` (a dot folder: the run catalog passes it by) with the study's labels, so that
-``analyse_only`` shows it again.
+The ping and iperf3 baseline is the multi-DC study's ``baseline`` hook (:func:`study_baseline`): the
+executor keeps it in the study's record, so ``analyse_only`` shows it again. The counters are
+read around each run of clients in both DCs (clients.ClientPlacement.run_together with
+``watch_network``) and kept in its group record.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import shutil
 import subprocess
@@ -37,7 +38,6 @@ PING_COUNT = 20
 IPERF3_PORT = 5201
 IPERF3_SECONDS = 3
 NOT_MEASURED = "not measured"
-FOLDER = ".network"
 
 
 def _placed(recipe: tuple[str, dict[str, Any]], dc: str) -> tuple[Any, Any]:
@@ -159,35 +159,59 @@ def measure_baseline(place: Any, peers: dict[str, str], streams: tuple[int, ...]
     return out
 
 
-def store_baseline(baseline: dict[str, Any], labels: dict[str, str], root: Path) -> Path:
-    from cassperf.results.manifest import new_run_id
+def distance(cluster: Any, requested_rtt_ms: float) -> dict[str, Any]:
+    """The distance between the cluster's DCs: ``rtt_configured_ms`` (a namespaced embedded
+    cluster's delay, else None), ``far`` (the DCs are apart: that delay, or a real cluster's
+    DCs) and ``distance``, one sentence: the delay, why there is none (cluster.study.
+    distance_problem: not root, ...), or that a real cluster's DCs are as far apart as they are."""
+    from cassperf.cluster.study import distance_problem
 
-    folder = root / FOLDER
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{new_run_id('network')}.json"
-    path.write_text(json.dumps({"labels": labels, **baseline}, indent=2))
-    return path
+    net = getattr(cluster, "network", None)
+    if net is not None:
+        return {"rtt_configured_ms": float(net.rtt_ms), "far": True,
+                "distance": f"{net.rtt_ms:g} ms round trip between the DCs (network namespaces and a delay router on "
+                            f"this machine)"}
+    if not hasattr(cluster, "in_dc"):
+        return {"rtt_configured_ms": None, "far": True, "distance": "your cluster: the DCs are as far apart as they are"}
+    why = distance_problem(requested_rtt_ms)
+    text = (f"no distance between the DCs on this machine ({why}): they share one loopback, so nothing here measures "
+            f"distance") if why else ("no delay configured between the DCs (inter_dc_rtt_ms=0): on the embedded "
+                                      "cluster they share one loopback, so nothing here measures distance")
+    return {"rtt_configured_ms": None, "far": False, "distance": text}
 
 
-def stored_baselines(root: Path, **labels: str) -> list[dict[str, Any]]:
-    """Stored baselines with these labels, oldest first."""
-    folder = root / FOLDER
-    if not folder.is_dir():
-        return []
-    found = [json.loads(p.read_text()) for p in sorted(folder.glob("*.json"))]
-    return [b for b in found if all(str(b.get("labels", {}).get(k)) == str(v) for k, v in labels.items())]
+def study_baseline(place: Any, dcs: list[str], requested_rtt_ms: float, seconds: int = IPERF3_SECONDS) \
+        -> dict[str, Any]:
+    """The multi-DC study's baseline (its record keeps it): the distance, then ping and iperf3
+    between the DCs' first client locations (measure_baseline). The peers are a node of each DC
+    on a local cluster, the client machines of each DC with ``client_hosts``."""
+    cluster = place.cluster
+    if place.remote:
+        peers = {p.dc: p.host for p in reversed(place.places)}
+    else:
+        peers = {dc: (cluster.dc_contact_points(dc)[0] if hasattr(cluster, "dc_contact_points")
+                      else cluster.contact_points[0]) for dc in dcs}
+    return {**distance(cluster, requested_rtt_ms), **measure_baseline(place, peers, seconds=seconds)}
 
 
-def baseline_table(baseline: dict[str, Any] | None, configured_rtt_ms: float | None,
-                   traffic: list[dict[str, Any]] | None = None) -> pd.DataFrame:
-    """The network table: one row per measurement (what, between, value, unit, how)."""
+def counters_how(cluster: Any, remote: bool, dc: str) -> str:
+    """Which interfaces the counters of `dc`'s client location are (one phrase)."""
+    if getattr(cluster, "network", None) is not None:
+        return (f"{dc} namespace's link to the delay router (rt): the traffic crossing between the DCs; "
+                f"traffic inside {dc} stays on its loopback")
+    return "the client machine's interfaces but lo" if remote else \
+        "this host's interfaces but lo (no inter-DC network: all nodes on loopback, so nearly nothing)"
+
+
+def baseline_table(baseline: dict[str, Any] | None) -> pd.DataFrame:
+    """The network table: one row per measurement (measure, between, value, unit, how)."""
     from cassperf.parsers.iperf3 import parse_iperf3
     from cassperf.parsers.ping import parse_ping
 
+    configured = (baseline or {}).get("rtt_configured_ms")
     rows: list[dict[str, Any]] = [{"measure": "RTT configured", "between": "dc1-dc2",
-                                   "value": configured_rtt_ms if configured_rtt_ms is not None else math.nan,
-                                   "unit": "ms", "how": "LocalCluster inter_dc_rtt_ms" if configured_rtt_ms
-                                   is not None else "no delay configured (a real cluster, or no distance)"}]
+                                   "value": configured if configured is not None else math.nan, "unit": "ms",
+                                   "how": (baseline or {}).get("distance", "")}]
     for p in (baseline or {}).get("ping", []):
         between = f"{p['from']}->{p['to']}"
         if "error" in p:
@@ -212,9 +236,17 @@ def baseline_table(baseline: dict[str, Any] | None, configured_rtt_ms: float | N
                                               f"received at {r['address']}"})
     if baseline is None:
         rows.append({"measure": "ping RTT, iperf3", "between": "", "value": math.nan, "unit": "",
-                     "how": f"{NOT_MEASURED}: no stored baseline"})
-    for t in traffic or []:
-        for what in ("send", "receive"):
-            rows.append({"measure": f"network {what} during {t['part']} writes", "between": t["where"],
-                         "value": t[f"{what}_mb_s"], "unit": "MB/s", "how": t["how"]})
+                     "how": f"{NOT_MEASURED}: no baseline in the study's record"})
     return pd.DataFrame(rows, columns=["measure", "between", "value", "unit", "how"])
+
+
+def measured_rtt_ms(baseline: dict[str, Any] | None) -> float | None:
+    """The mean of the pings' average RTTs (ms); else the configured RTT; None without either."""
+    from cassperf.parsers.ping import parse_ping
+
+    avgs = [float(parse_ping(p["text"], "ping").tables["summary"].iloc[0]["rtt_avg_ms"])
+            for p in (baseline or {}).get("ping", []) if "text" in p]
+    if avgs:
+        return sum(avgs) / len(avgs)
+    configured = (baseline or {}).get("rtt_configured_ms")
+    return float(configured) if configured is not None else None

@@ -347,7 +347,8 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
                  processes: int | None = None, backend: str = "auto", progress: bool = True,
                  schema: bool = True, warmup_s: float = 2.0, rng_seed: int = 0,
                  sampler: Mapping[str, Any] | None = None,
-                 during: Callable[[RunWriter], Any] | None = None, stress_values: bool = False) -> Run:
+                 during: Callable[[RunWriter], Any] | None = None, stress_values: bool = False,
+                 ready: Callable[[], Any] | None = None) -> Run:
     """Run ``spec`` against ``cluster`` (a ClusterHandle) and return the stored Run.
 
     sampler: ClusterSampler keyword arguments (``tables``, ``interval_s``, ``jmx``, ``host``...)
@@ -364,6 +365,8 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
     (default one per core, see default_processes); backend: "auto" (acsylla, else driver),
     "acsylla" or "driver"; schema: create keyspace1.standard1 first (IF NOT EXISTS);
     warmup_s: seconds of unrecorded load before t0 when spec.warmup (0 disables it).
+    ready: called once every worker is connected and ready, before the warm-up and t0 are
+    fixed (clients started together meet there: cassperf.experiments.clients).
     stress_values: write cassandra-stress's column values, so that cassandra-stress (which
     checks what it reads) validates these rows; they cost client CPU and stall the event loop
     for milliseconds per batch (keys module doc): load with it, measure without it. Keys are
@@ -412,6 +415,8 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
     interrupted = False
     try:
         _await_ready(reports, procs, writer)
+        if ready is not None:
+            ready()
         t0 = time.monotonic_ns() + int((warm + START_MARGIN_S) * NS_PER_S)
         epoch0 = time.time() + (t0 - time.monotonic_ns()) / NS_PER_S
         t0_value.value = t0

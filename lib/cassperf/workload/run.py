@@ -100,12 +100,14 @@ def run_spec(spec: WorkloadSpec, cluster: Any, *, tool: str = "engine", labels: 
              root: str | Path | None = None, run_id: str | None = None, progress: bool = True,
              processes: int | None = None, backend: str = "auto", stress_values: bool = False,
              warmup_s: float = 2.0, max_error_share: float = MAX_ERROR_SHARE,
-             raise_on_failure: bool = True) -> Run:
+             raise_on_failure: bool = True, ready: Callable[[], Any] | None = None) -> Run:
     """Run ``spec`` on ``cluster`` with ``tool`` and return the stored Run (module doc).
 
     labels: the run's labels (every sweep parameter); sampler: ClusterSampler keyword arguments
     (``tables``, ``interval_s``, ...), None for none; during: fn(writer) in a thread while the
-    load runs. Engine options: processes, backend, stress_values, warmup_s.
+    load runs. Engine options: processes, backend, stress_values, warmup_s. ready: called
+    right before the load starts (the engine: once its workers are connected; another tool:
+    before it is started), so that clients started together begin together.
     """
     if not 0 <= max_error_share < 1:
         raise ConfigError(f"max_error_share={max_error_share!r}: expected a share in [0, 1), e.g. 0.05")
@@ -130,12 +132,14 @@ def run_spec(spec: WorkloadSpec, cluster: Any, *, tool: str = "engine", labels: 
             try:
                 run = run_workload(spec, cluster, root=root, labels=labels, run_id=run_id, processes=processes,
                                    backend=backend, progress=progress, schema=False, warmup_s=warmup_s,
-                                   sampler=sampler, during=during, stress_values=stress_values)
+                                   sampler=sampler, during=during, stress_values=stress_values, ready=ready)
                 stored = run.manifest["run_id"]
             except EngineError as exc:
                 stored = _run_id_in(exc, root)
                 raise
         else:
+            if ready is not None:
+                ready()
             try:
                 stored = _run_tool(tool, exe, spec, cluster, labels, sampler, during, root, run_id, progress)
             except _Stored as exc:
