@@ -109,16 +109,17 @@ def left_out_reason(run: Any) -> str:
     return ""
 
 
-def run_figures(outcome: StudyOutcome) -> Any:
-    """One row per measured run and op: its labels and figures over its steady window
-    (cassperf.analysis.runs_frame), ``status`` used / left out and the ``reason``; a left-out
-    run has one row with its reason and no figures."""
+def run_figures(outcome: StudyOutcome, steady: bool = True) -> Any:
+    """One row per measured run and op: its labels and figures over its steady window (the
+    whole run with ``steady=False``: a study whose runs measure a cold start) (cassperf.analysis.
+    runs_frame), ``status`` used / left out and the ``reason``; a left-out run has one row with
+    its reason and no figures."""
     import pandas as pd
 
     from cassperf.analysis import runs_frame
 
     good = [r for r in outcome.runs if usable(r)]
-    frame = runs_frame(good)
+    frame = runs_frame(good, steady=steady)
     if "label_op" in frame.columns:          # a mixed run has read and write rows; the data names them
         frame = frame.drop(columns=["label_op"])
     frame["status"], frame["reason"] = "used", ""
