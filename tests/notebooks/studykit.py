@@ -106,8 +106,13 @@ def check_report_shape(run: ExecutedStudy) -> None:
     html = [str(o.get("data", {}).get("text/html", "")) for o in run.outputs if "text/html" in o.get("data", {})]
     assert html and "class='what'" in html[0] and "Claims checked here" in html[0], html[:1]
     claims = run.claims
-    assert claims and claims[0]["kind"] == "control", claims[:1]
-    assert {c["verdict"] for c in claims} <= VERDICTS | {"control"}, {c["verdict"] for c in claims}
+    assert claims and claims[0]["claim"].startswith("A/A control"), claims[:1]
+    assert {c["verdict"] for c in claims} <= VERDICTS, {c["verdict"] for c in claims}
+    for c in claims:
+        if c["verdict"] == "not shown":      # its reason, and the change it could have detected where a test ran
+            assert c["reason"], c
+            if c.get("mde_pct") is not None and "withheld" not in c["reason"]:
+                assert "could detect" in c["reason"], c
     text = "\n".join(html)
     assert text.index("Claims checked here") < text.index("<h3>Method</h3>") < text.index("<h3>Inventory</h3>")
     assert "<details>" in text[text.index("<h3>Inventory</h3>"):]

@@ -119,11 +119,11 @@ def test_storage_notebook_interleaves_both_storages_in_randomized_blocks_and_lea
     text = run.text()
     assert "mdadm --create /dev/md0 --level=raid0 --chunk=128 --raid-devices=4 /dev/sdc /dev/sdd /dev/sde /dev/sdf" \
         in text
-    assert "Printed only: `allow_destructive` is False." in text
+    assert "<p>Printed only: <code>allow_destructive</code> is False.</p>" in text
     check_in_chromium(run, tmp_path)
     # analyse_only rebuilds the same claims from the store, no cluster; asked to run the runbook without
     # an explicit device list it refuses in one line and runs nothing
     only = execute_study(NB, tmp_path / "only", analyse_only=True, allow_destructive=True, **WHERE)
     assert only.claims == run.claims
-    assert ("**Runbook not run:** not run: pass the devices the runbook may erase explicitly, e.g. "
-            "devices=['/dev/nvme1n1', '/dev/nvme2n1']") in only.text()
+    assert ("<b>Runbook not run:</b> not run: pass the devices the runbook may erase explicitly, e.g. "
+            "devices=[&#x27;/dev/nvme1n1&#x27;, &#x27;/dev/nvme2n1&#x27;]") in only.text()

@@ -59,16 +59,18 @@ class LocalRunner:
     """Runs an arm's one spec in this process through the one entry point, run_spec."""
 
     def run(self, arm: Arm, cluster: Any, labels: Mapping[str, str], *, root: Path, warmup_s: float,
-            sample: bool = True) -> list[str]:
+            sample: bool = True, sampler: Mapping[str, Any] | None = None) -> list[str]:
         """Run ids of the stored run(s); RunFailedError (stored, marked failed) when it failed."""
         from cassperf.workload.run import run_spec
 
         if arm.spec is None:
             raise ConfigError(f"arm {arm.name!r} has clients per DC: this study needs a runner that places them")
-        sampler = {"tables": arm.tables, "interval_s": SAMPLE_INTERVAL_S} if sample else None
+        options = {"tables": arm.tables, "interval_s": SAMPLE_INTERVAL_S, **dict(sampler or {})} if sample else None
+        during = arm.during
         run = run_spec(arm.spec, cluster, tool=arm.tool, labels={**labels, "tool": arm.tool,
                                                                  "spec_key": spec_key(arm.spec, arm.tool)},
-                       sampler=sampler, during=arm.during, root=root, progress=False, warmup_s=warmup_s)
+                       sampler=options, during=None if during is None else (lambda writer: during(writer, cluster)),
+                       root=root, progress=False, warmup_s=warmup_s)
         return [run.run_id]
 
 
@@ -186,7 +188,7 @@ class _Executor:
 
     def run_arm(self, arm: Arm, labels: Mapping[str, str], sample: bool = True) -> list[str]:
         return self.runner.run(arm, self.contexts[arm.context], {**self.base, **labels}, root=self.root,
-                               warmup_s=self.study.warmup_s, sample=sample)
+                               warmup_s=self.study.warmup_s, sample=sample, sampler=self.study.SAMPLER)
 
     def prepare(self) -> None:
         """Preparations (role=load), skipped while stored and their keyspace exists."""
@@ -235,7 +237,7 @@ class _Executor:
 
         def at(concurrency: int) -> float:
             step = dataclasses.replace(spec, duration=self.study.calibrate_s, n=None, concurrency=concurrency)
-            ids = self.run_arm(Arm("calibration", {}, spec=step),
+            ids = self.run_arm(Arm("calibration", {}, spec=step, context=next(iter(self.contexts))),
                                {"role": "calibration", "name": f"{spec.op} at {concurrency}"}, sample=False)
             runs.extend(ids)
             return _rate(self.root, ids)
@@ -311,6 +313,11 @@ def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
     t0 = time.monotonic()
     with study.contexts(cluster) as contexts, study.runner(contexts) as runner:
         ex = _Executor(study, contexts, runner, root, record, log)
+        notes = study.setting_notes()
+        if notes:
+            record.data["notes"] = notes
+            for line in notes:
+                ex.say(f"not made here: {line}")
         ex.prepare()
         if record.calibrated is None and study.calibration_spec() is not None or ex.pending(record.calibrated):
             ex.warm()

@@ -39,6 +39,14 @@ class StudyOutcome:
                 and (not usable or (r.manifest.get("complete") and not r.manifest.get("failed")))]
 
     @property
+    def calibrated(self) -> Any:
+        """What calibration found (cassperf.experiments.study.Calibrated), or None."""
+        from cassperf.experiments.study import Calibrated
+
+        c = self.record.get("calibration")
+        return Calibrated.from_json(c) if c else None
+
+    @property
     def arm_names(self) -> list[str]:
         return [a["name"] for a in self.record.get("arms", [])]
 
@@ -101,32 +109,11 @@ def usable(run: Any) -> bool:
     return bool(run.manifest.get("complete")) and not run.manifest.get("failed")
 
 
-def left_out_reason(run: Any) -> str:
-    if run.manifest.get("failed"):
-        return f"failed: {run.manifest.get('failure', 'marked failed')}"
-    if not run.manifest.get("complete"):
-        return "cut short (incomplete): its arm ran again"
-    return ""
+def run_figures(outcome: StudyOutcome, rule: str = "mser5") -> Any:
+    """One row per measured run and op (cassperf.analysis.repeats.run_figures): its labels,
+    figures over its steady window by ``rule`` ("trim", with nothing trimmed: the whole run, for
+    a study whose runs measure a cold start), the diagnostics, and ``status`` ok / excluded with
+    the ``reason`` (failed, cut short, no steady state, drift)."""
+    from cassperf.analysis.repeats import run_figures as figures_of
 
-
-def run_figures(outcome: StudyOutcome, steady: bool = True) -> Any:
-    """One row per measured run and op: its labels and figures over its steady window (the
-    whole run with ``steady=False``: a study whose runs measure a cold start) (cassperf.analysis.
-    runs_frame), ``status`` used / left out and the ``reason``; a left-out run has one row with
-    its reason and no figures."""
-    import pandas as pd
-
-    from cassperf.analysis import runs_frame
-
-    good = [r for r in outcome.runs if usable(r)]
-    frame = runs_frame(good, steady=steady)
-    if "label_op" in frame.columns:          # a mixed run has read and write rows; the data names them
-        frame = frame.drop(columns=["label_op"])
-    frame["status"], frame["reason"] = "used", ""
-    left = [{"run_id": r.run_id, **{k: r.labels.get(k) for k in ("arm", "block", "position")}, "status": "left out",
-             "reason": left_out_reason(r)} for r in outcome.runs if not usable(r)]
-    out = pd.concat([frame, pd.DataFrame(left)], ignore_index=True) if left else frame
-    for col in ("block", "position"):
-        if col in out.columns:
-            out[col] = pd.to_numeric(out[col], errors="coerce").astype("Int64")
-    return out
+    return figures_of(outcome.runs, rule=rule)

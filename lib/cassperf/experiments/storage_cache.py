@@ -35,6 +35,7 @@ import ipaddress
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -55,6 +56,9 @@ PUBLISHED_THREADS = (4, 8, 16, 32, 64, 128, 256, 512)
 WARM_ROWS = 2000
 #: requests in flight of the warm-up and of the knee when nothing was calibrated
 WARM_THREADS = 16
+#: the runbook's parameters (printed, run only with allow_destructive): not part of the plan
+RUNBOOK = ("raid_md_device", "raid_devices", "raid_chunk_kbs", "raid_run_chunk_kb", "raid_mount_point",
+           "allow_destructive")
 
 
 def _chunks(name: str, value: Any) -> tuple[int, ...]:
@@ -91,6 +95,9 @@ class StorageStudy(Study):
     name: ClassVar[str] = STUDY
     title: ClassVar[str] = "Storage layout and cache state"
     source: ClassVar[str] = SOURCE
+    #: where the study runs and the runbook's settings: not what it measures
+    NOT_IN_PLAN: ClassVar[tuple[str, ...]] = ("experiment", "repeats", "contact_points", "storage_label",
+                                              "loop_size_mb", *RUNBOOK)
 
     rows: int = 10_000                        # keys loaded per configuration (the study: 150,000,000)
     threads: Sequence[int] = ()               # read sweep; empty: around the calibrated knee (the study: 4..512)
@@ -108,6 +115,13 @@ class StorageStudy(Study):
     compressor: str = "LZ4"
     column_size: int = 4096                   # bytes: one 4 KiB column per row, the study's 4k documents
     cold_restart: bool = True                 # empty cache: restart the nodes too (embedded cluster)
+    contact_points: str = ""                  # your cluster: no loop-device configurations then
+    raid_md_device: str = "/dev/md0"          # the mdadm runbook (cassperf.storage.runbook_report)
+    raid_devices: Sequence[str] = ()
+    raid_chunk_kbs: Sequence[int] = PUBLISHED_CHUNKS
+    raid_run_chunk_kb: int = 64
+    raid_mount_point: str = ""
+    allow_destructive: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -142,9 +156,33 @@ class StorageStudy(Study):
         Compression(self.compressor)    # an unknown compressor: one line from the spec's check
 
     # -- the configurations ----------------------------------------------------------------------
+    @cached_property
+    def loop_problem(self) -> str | None:
+        """Why the loop-device configurations cannot run here (one line), or None."""
+        if not self.loop_chunk_kbs:
+            return None
+        if self.contact_points.strip():
+            return "a loop-device filesystem is made on this machine for the embedded cluster, not on your cluster's"
+        from cassperf.storage.loopfs import LoopUnavailable, check_loop_support
+
+        try:
+            check_loop_support()
+        except LoopUnavailable as exc:
+            return str(exc)
+        return None
+
     def configurations(self) -> list[Configuration]:
+        """The configurations this machine can make: the data folder's, and the loop device's
+        unless ``loop_problem`` (said in setting_notes)."""
+        loop = () if self.loop_problem else self.loop_chunk_kbs
         return [Configuration(storage, c, c in self.empty_chunk_kbs)
-                for storage, chunks in ((DISK, self.chunk_kbs), (LOOP, self.loop_chunk_kbs)) for c in chunks]
+                for storage, chunks in ((DISK, self.chunk_kbs), (LOOP, loop)) for c in chunks]
+
+    def setting_notes(self) -> list[str]:
+        if not self.loop_problem:
+            return []
+        return [f"the loop-device configurations ({', '.join(f'{c} KiB' for c in self.loop_chunk_kbs)}) were left "
+                f"out: {self.loop_problem}"]
 
     @property
     def reference_chunk(self) -> int:
@@ -244,29 +282,19 @@ class StorageStudy(Study):
     def check_parameters(self, parameters: Mapping[str, Any]) -> None:
         from cassperf.experiments.sweep import check_embedded_scale
 
-        contact_points = str(parameters.get("contact_points", ""))
-        check_embedded_scale(contact_points, rows=self.rows)
-        if not self.loop_chunk_kbs:
-            return
-        if contact_points.strip():
-            raise ConfigError(f"loop_chunk_kbs={list(self.loop_chunk_kbs)!r}: the loop-device filesystem is made on "
-                              f"this machine for the embedded cluster; with contact_points (your cluster) set "
-                              f"loop_chunk_kbs to []")
-        from cassperf.storage.loopfs import check_loop_support
-
-        check_loop_support()
+        check_embedded_scale(str(parameters.get("contact_points", "")), rows=self.rows)
 
     def check_cluster(self, cluster: Any) -> None:
-        if self.loop_chunk_kbs and (not hasattr(cluster, "topology") or getattr(cluster, "network", None)):
-            raise ConfigError(f"loop_chunk_kbs={list(self.loop_chunk_kbs)!r}: the loop-device configurations run on "
-                              f"an embedded cluster on loopback (no contact_points, no inter_dc_rtt_ms); set "
-                              f"loop_chunk_kbs to []")
+        loop = any(c.storage == LOOP for c in self.configurations())
+        if loop and (not hasattr(cluster, "topology") or getattr(cluster, "network", None)):
+            raise ConfigError(f"loop_chunk_kbs={list(self.loop_chunk_kbs)!r}: the loop-device configurations run "
+                              f"beside an embedded cluster on loopback (no inter_dc_rtt_ms); set loop_chunk_kbs to []")
 
     @contextmanager
     def contexts(self, cluster: Any) -> Iterator[dict[str, Any]]:
         """The data folder's cluster ("") and, with loop configurations, the loop cluster
         ("loop", module doc), both for the whole study."""
-        if not self.loop_chunk_kbs:
+        if not any(c.storage == LOOP for c in self.configurations()):
             yield {"": cluster}
             return
         from cassperf import config

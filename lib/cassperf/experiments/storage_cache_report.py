@@ -59,42 +59,56 @@ class Arms:
         return list(dict.fromkeys(s for s, *_ in self.by_key))
 
 
-# -- the claims ----------------------------------------------------------------------------------
-def claims(outcome: StudyOutcome) -> pd.DataFrame:
-    """The claims table (cassperf.analysis.claims), the A/A row first."""
-    from cassperf.analysis.claims import FAILS, HOLDS, NOT_SHOWN, Claim, alike, claims_frame, describe, higher, lower
-    from cassperf.analysis.compare import compare_groups
+# -- the figures and the claims ------------------------------------------------------------------
+def figures(outcome: StudyOutcome) -> pd.DataFrame:
+    """The run figures over each whole run (module doc). A run of the empty cache is not left
+    out for drift: its cold start, throughput rising as the caches fill, is what it measures (the
+    drift stays in its ``window_note``); every other run's exclusions stand."""
+    figs = run_figures(outcome, rule="trim")
+    if "cache" not in figs.columns:
+        return figs
+    kept = ((figs["cache"] == "empty") & (figs["status"] == "excluded")
+            & figs["reason"].str.startswith("drift")).fillna(False).to_numpy(dtype=bool)
+    if kept.any():
+        figs.loc[kept, "window_note"] = (figs.loc[kept, "window_note"].astype(str) + "; kept despite "
+                                         + figs.loc[kept, "reason"].astype(str)
+                                         + " (the cold start is what an empty-cache run measures)")
+        figs.loc[kept, "status"] = "ok"
+        figs.loc[kept, "reason"] = ""
+    return figs
 
-    study, arms = outcome.study, Arms(outcome)
-    source = study.source
+
+def _needs(what: str) -> Any:
+    from cassperf.analysis.claims import NOT_SHOWN
+    from cassperf.analysis.verdicts import Verdict
+
+    return Verdict(NOT_SHOWN, f"not addressed by these parameters: needs {what}", "")
+
+
+def claims(outcome: StudyOutcome, figs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The claims table (cassperf.analysis.verdicts), the A/A control first."""
+    from cassperf.analysis.arms import compare_arms
+    from cassperf.analysis.verdicts import aa_control, all_of, claim, claims_table, directional, equivalent, plateau
+
+    src = outcome.study.source
+    figs = figures(outcome) if figs is None else figs
+    arms = Arms(outcome)
 
     def cmp(a: str, b: str, metric: str = "rate_ops_s") -> Any:
-        ra, rb = outcome.runs_of(a), outcome.runs_of(b)
-        return compare_groups(ra, rb, "read", metric, steady=False) if ra and rb else None
+        return compare_arms(figs, a, b, "read", metric)
 
-    def combine(verdicts: Sequence[str]) -> str:
-        if not verdicts:
-            return NOT_SHOWN
-        if FAILS in verdicts:
-            return FAILS
-        return HOLDS if all(v == HOLDS for v in verdicts) else NOT_SHOWN
-
-    def checked(parts: Sequence[tuple[str, Any, str]], need: str) -> tuple[str, str]:
-        """(measured, verdict) of comparisons (what, comparison, its verdict)."""
+    def row(text: str, parts: Sequence[tuple[str, Any]], rule: str, need: str, note: str) -> Any:
+        """A claim made of parts (what, verdict): every part must hold; 'needs' without parts."""
         if not parts:
-            return f"needs {need}", NOT_SHOWN
-        return "; ".join(f"{describe(c, what)} ({v})" for what, c, v in parts), combine([v for *_, v in parts])
+            return claim(text, src, _needs(need), note, measured=f"needs {need}")
+        verdict = all_of([v for _, v in parts], rule)
+        return claim(text, src, verdict, note, measured="; ".join(f"{what}: {v.comparison.text}" for what, v in parts))
 
-    rows: list[Claim] = []
-    if arms.twin:
-        c = cmp(*arms.twin)
-        rows.append(Claim(f"A/A control: '{arms.twin[0]}' against its identical twin", source,
-                          describe(c, "twin vs original read ops/s"),
-                          "control" if c is None or not c.significant else "noise beyond the method",
-                          "no significant difference expected", ""))
+    twin = arms.twin or (outcome.study.aa_arm([]), outcome.study.aa_arm([]) + " (A/A)")
+    aa = claim(f"A/A control: '{twin[0]}' against its identical twin", src, aa_control(cmp(*twin)))
 
-    def chunk_pairs(a_chunks: Sequence[int], b_chunks: Sequence[int], rule: Callable[[Any], str],
-                    empty: bool = True) -> list[tuple[str, Any, str]]:
+    def chunk_pairs(a_chunks: Sequence[int], b_chunks: Sequence[int], rule: Callable[[Any], Any],
+                    empty: bool = True) -> list[tuple[str, Any]]:
         """b's arms against a's at every thread count of the full sweep (and run a of the empty
         cache where both have it), per storage."""
         parts = []
@@ -104,84 +118,73 @@ def claims(outcome: StudyOutcome) -> pd.DataFrame:
                     if a == b or a not in arms.chunks(s) or b not in arms.chunks(s):
                         continue
                     fa, fb = arms.full(s, a), arms.full(s, b)
-                    pairs = [(f"{s}, full, {t} thr: {b} vs {a} KiB", fa[t], fb[t]) for t in sorted(set(fa) & set(fb))]
+                    pairs = [(f"{s}, full, {t} thr, {b} vs {a} KiB", fa[t], fb[t]) for t in sorted(set(fa) & set(fb))]
                     ea, eb = arms.empty(s, a), arms.empty(s, b)
                     if empty and ea and eb:
-                        pairs.append((f"{s}, empty run a: {b} vs {a} KiB", ea[1], eb[1]))
-                    for what, x, y in pairs:
-                        c = cmp(x, y)
-                        parts.append((what, c, rule(c)))
+                        pairs.append((f"{s}, empty run a, {b} vs {a} KiB", ea[1], eb[1]))
+                    parts += [(what, rule(cmp(x, y))) for what, x, y in pairs]
         return parts
 
+    rows = []
     large = [64, 128, 256]
-    parts = [p for i, a in enumerate(large) for p in chunk_pairs([a], large[i + 1:], lambda c: alike(c, SAME_PCT))]
-    measured, verdict = checked(parts, "two of 64/128/256 KiB on one storage")
-    rows.append(Claim("Chunk sizes of 64, 128 and 256 KiB read at about the same rate, with a full or an empty cache",
-                      source, measured, verdict, f"per storage, cache state and thread count the 95% CI of the ops/s "
-                      f"change lies within ±{SAME_PCT:g}%; does not hold if any lies wholly outside", HERE))
-    measured, verdict = checked(chunk_pairs(large, [4], lower), "4 KiB and a larger chunk on one storage")
-    rows.append(Claim("A 4 KiB chunk reads slower than 64 KiB and larger chunks, even with a full cache", source,
-                      measured, verdict, "4 KiB's ops/s significantly below the larger chunk's at every thread count "
-                      "and cache state", HERE + "; a 4 KiB compression chunk means less to decompress per 4 KiB row, "
-                      "so here it may well read faster"))
-    measured, verdict = checked(chunk_pairs([64, 256], [128], higher, empty=False),
-                                "128 KiB and 64 or 256 KiB on one storage")
-    rows.append(Claim("128 KiB chunks may read slightly faster than 64 and 256 KiB", source, measured, verdict,
-                      "128 KiB's ops/s significantly above the other's at every thread count (full cache)", HERE))
-
+    rows.append(row("Chunk sizes of 64, 128 and 256 KiB read at about the same rate, with a full or an empty cache",
+                    [p for i, a in enumerate(large) for p in chunk_pairs([a], large[i + 1:],
+                                                                         lambda c: equivalent(c, SAME_PCT))],
+                    f"per storage, cache state and thread count ops/s within ±{SAME_PCT:g}% (TOST); every pair must "
+                    f"hold", "two of 64/128/256 KiB on one storage (chunk_kbs)", HERE))
+    rows.append(row("A 4 KiB chunk reads slower than 64 KiB and larger chunks, even with a full cache",
+                    chunk_pairs(large, [4], lambda c: directional(c, -1)),
+                    "4 KiB's ops/s significantly below the larger chunk's at every thread count and cache state",
+                    "4 KiB and a larger chunk on one storage (chunk_kbs)",
+                    HERE + "; a 4 KiB compression chunk means less to decompress per 4 KiB row, so here it may well "
+                           "read faster"))
+    rows.append(row("128 KiB chunks may read slightly faster than 64 and 256 KiB",
+                    chunk_pairs([64, 256], [128], lambda c: directional(c, +1), empty=False),
+                    "128 KiB's ops/s significantly above the other's at every thread count (full cache)",
+                    "128 KiB and 64 or 256 KiB on one storage (chunk_kbs)", HERE))
     tapers = []
     for s in arms.storages:
         for chunk in arms.chunks(s):
-            sweep = sorted(arms.full(s, chunk).items())
-            if len(sweep) < 3:
-                continue
-            (lo, a_lo), (mid, a_mid), (hi, a_hi) = sweep[0], sweep[len(sweep) // 2], sweep[-1]
-            rise, above = cmp(a_lo, a_mid), cmp(a_mid, a_hi)
-            tapers.append((f"{s} {chunk} KiB: {mid} vs {lo} thr", rise, higher(rise)))
-            flat = NOT_SHOWN if above is None or above.unstable_a or above.unstable_b else \
-                FAILS if above.ci_low_pct > SAME_PCT else HOLDS if above.ci_high_pct < SAME_PCT else NOT_SHOWN
-            tapers.append((f"{s} {chunk} KiB: {hi} vs {mid} thr", above, flat))
-    measured, verdict = checked(tapers, "a full-cache sweep of three thread counts or more")
-    rows.append(Claim("With a full cache, ops/s taper off as client threads rise", source, measured, verdict,
-                      f"per configuration: ops/s rise significantly from the sweep's first point to its middle (the "
-                      f"knee), and its last point lies below +{SAME_PCT:g}% of the middle (95% CI)",
-                      "the study's taper came from the VMs' disk throughput limit; on 2 shared cores the client and "
-                      "the node run out of CPU first"))
+            sweep = arms.full(s, chunk)
+            if len(sweep) >= 3:
+                knee = sorted(sweep)[len(sweep) // 2]
+                tapers.append((f"{s} {chunk} KiB", plateau(figs, {float(t): a for t, a in sweep.items()},
+                                                            float(knee), "read")))
+    rows.append(row("With a full cache, ops/s taper off as client threads rise", tapers,
+                    f"per configuration: a significant rise from the sweep's first point to its middle (the knee), "
+                    f"every point above it below +{SAME_PCT:g}% of it; every configuration must hold",
+                    "a full-cache sweep of three thread counts or more",
+                    "the study's taper came from the VMs' disk throughput limit; on 2 shared cores the client and the "
+                    "node run out of CPU first"))
 
-    def cache_parts(metric: str, rule: Callable[[Any], str], runs: str) -> list[tuple[str, Any, str]]:
+    def cache_parts(metrics: Sequence[str], sign: int, against: str) -> list[tuple[str, Any]]:
+        """Per configuration with runs a and b: the full-cache run (against="full") or run b
+        (against="b") against run a, in the claimed direction."""
         parts = []
         for s in arms.storages:
             for chunk in arms.chunks(s):
                 e = arms.empty(s, chunk)
-                if e is None or e[0] not in arms.full(s, chunk):
+                full = arms.full(s, chunk)
+                if e is None or (against == "full" and e[0] not in full):
                     continue
                 t, a, b = e
-                x, y, what = (a, arms.full(s, chunk)[t], "full vs empty run a") if runs == "full" else \
-                    (a, b, "run b vs run a")
-                c = cmp(x, y, metric)
-                parts.append((f"{s} {chunk} KiB, {t} thr, {metric}: {what}", c, rule(c)))
+                other = full[t] if against == "full" else b
+                parts += [(f"{s} {chunk} KiB, {t} thr, {m}", directional(cmp(a, other, m), sign)) for m in metrics]
         return parts
 
-    def latency(runs: str) -> list[tuple[str, Any, str]]:
-        return [p for metric, _ in PERCENTILES for p in cache_parts(metric, lower, runs)]
-
-    need = "a configuration with the empty-cache runs a and b"
-    for text, rule_text, parts in (
-            ("Reads with a full cache are faster than with an empty one (run A)",
-             "full-cache ops/s significantly above the empty-cache run a's at the same thread count",
-             cache_parts("rate_ops_s", higher, "full")),
-            ("With a full cache, read latency is lower at p50, p95 and p99 than with an empty one (run A)",
-             "each percentile of the full-cache runs' HDR merge significantly below run a's",
-             latency("full")),
-            ("Run B, right after run A from an empty cache, reads faster (run A filled the cache)",
-             "run b's ops/s significantly above run a's", cache_parts("rate_ops_s", higher, "b")),
-            ("Run B's read latency is lower than run A's at p50, p95 and p99",
-             "each percentile of run b's HDR merge significantly below run a's", latency("b"))):
-        measured, verdict = checked(parts, need)
-        rows.append(Claim(text, source, measured, verdict, rule_text, COLD))
-    frame = claims_frame(rows)
-    frame.insert(0, "kind", ["control" if arms.twin else "claim"] + ["claim"] * (len(frame) - 1))
-    return frame
+    pcts = [m for m, _ in PERCENTILES]
+    need = "a configuration with the empty-cache runs a and b (empty_chunk_kbs)"
+    rows.append(row("Reads with a full cache are faster than with an empty one (run A)",
+                    cache_parts(["rate_ops_s"], +1, "full"),
+                    "full-cache ops/s significantly above the empty-cache run a's at the same thread count", need, COLD))
+    rows.append(row("With a full cache, read latency is lower at p50, p95 and p99 than with an empty one (run A)",
+                    cache_parts(pcts, -1, "full"),
+                    "each percentile of the full-cache runs' HDR merge significantly below run a's", need, COLD))
+    rows.append(row("Run B, right after run A from an empty cache, reads faster (run A filled the cache)",
+                    cache_parts(["rate_ops_s"], +1, "b"), "run b's ops/s significantly above run a's", need, COLD))
+    rows.append(row("Run B's read latency is lower than run A's at p50, p95 and p99", cache_parts(pcts, -1, "b"),
+                    "each percentile of run b's HDR merge significantly below run a's", need, COLD))
+    return claims_table(aa, rows)
 
 
 # -- the sections ----------------------------------------------------------------------------------
@@ -190,7 +193,7 @@ def arm_rows(outcome: StudyOutcome, figures: pd.DataFrame) -> pd.DataFrame:
     percentiles, threads and chunk_kb as numbers, and ``configuration`` ('disk 64 KiB')."""
     from cassperf.analysis.arm_summary import arm_table
 
-    used = figures[figures["status"] == "used"]
+    used = figures[figures["status"] == "ok"]
     table = arm_table(used, outcome.runs)
     if table.empty or "storage" not in table.columns:
         return pd.DataFrame(columns=["configuration", "storage", "chunk_kb", "cache", "run", "threads",
@@ -220,10 +223,7 @@ def sections(outcome: StudyOutcome, figures: pd.DataFrame) -> dict[str, Callable
     study: StorageStudy = outcome.study
     rows = arm_rows(outcome, figures)
     lat = ", ".join(sorted(set(figures.get("latency_type", pd.Series(dtype=str)).dropna()))) or None
-    calibrated = outcome.record.get("calibration")
-    from cassperf.experiments.study import Calibrated
-
-    cal = Calibrated.from_json(calibrated) if calibrated else None
+    cal = outcome.calibrated
 
     def configurations() -> Any:
         return Section("The storage configurations, as measured",
@@ -259,9 +259,23 @@ def sections(outcome: StudyOutcome, figures: pd.DataFrame) -> dict[str, Callable
                         charts.latency_bars(c, "configuration_point", "Read latency: full cache, empty run a and b",
                                             lat, x_title="configuration and cache")])
 
-    return {"configurations": configurations, "full": full, "cache": cache}
+    def runbook() -> Any:
+        from cassperf.storage.runbook_report import runbook_items
+
+        run = study.allow_destructive and not outcome.note   # never from the parameters of a stored record
+        return Section("The study's mdadm runbook",
+                       "The commands the study ran to rebuild its RAID 0 for each chunk size (unmount, stop the array, "
+                       "erase the members' superblocks, create it with the chunk size, then mdadm --detail --scan and "
+                       "mdadm --detail), for this report's parameters. They are only printed, unless "
+                       "allow_destructive=True and raid_devices names the member devices: then the runbook runs for "
+                       "raid_run_chunk_kb, after refusing any device that is mounted, holds the root filesystem or is "
+                       "not in the list. Rebuilding the array destroys its data: the rows must be loaded again.",
+                       runbook_items(study.raid_md_device, study.raid_devices, study.raid_chunk_kbs,
+                                     study.raid_run_chunk_kb, study.raid_mount_point, run))
+
+    return {"configurations": configurations, "full": full, "cache": cache, "runbook": runbook}
 
 
 def parts(outcome: StudyOutcome) -> tuple[pd.DataFrame, pd.DataFrame, Mapping[str, Callable[[], Any]]]:
-    figures = run_figures(outcome, steady=False)
-    return claims(outcome), figures, sections(outcome, figures)
+    figs = figures(outcome)
+    return claims(outcome, figs), figs, sections(outcome, figs)
