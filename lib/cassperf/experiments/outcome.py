@@ -72,8 +72,10 @@ def _records(root: Path, study: Study) -> list[tuple[float, Path]]:
     return sorted((p.stat().st_mtime, p) for p in found)
 
 
-def load_outcome(study: Study, root: str | Path | None = None, **label_filter: str) -> StudyOutcome:
-    """The stored outcome of ``study`` (module doc); LookupError when nothing is stored."""
+def load_outcome(study: Study, root: str | Path | None = None, empty_ok: bool = False,
+                 **label_filter: str) -> StudyOutcome:
+    """The stored outcome of ``study`` (module doc). When nothing is stored: LookupError, or with
+    ``empty_ok`` an outcome with no run whose note says so (a report of imported runs only)."""
     from cassperf.results.catalog import catalog
     from cassperf.results.store import load_run
 
@@ -81,6 +83,9 @@ def load_outcome(study: Study, root: str | Path | None = None, **label_filter: s
     path, note = record_path(root, study), ""
     if not path.exists():
         others = _records(root, study)
+        if not others and empty_ok:
+            return StudyOutcome(study, {}, [], note=f"no {study.name} runs of experiment {study.experiment!r} are "
+                                                     f"stored under {root}: nothing of this study ran here")
         if not others:
             raise LookupError(f"no stored {study.name} study with experiment={study.experiment!r} under {root}; "
                               f"run it (analyse_only=False) or name the experiment that ran")
@@ -109,11 +114,10 @@ def usable(run: Any) -> bool:
     return bool(run.manifest.get("complete")) and not run.manifest.get("failed")
 
 
-def run_figures(outcome: StudyOutcome, rule: str = "mser5") -> Any:
+def run_figures(outcome: StudyOutcome) -> Any:
     """One row per measured run and op (cassperf.analysis.repeats.run_figures): its labels,
-    figures over its steady window by ``rule`` ("trim", with nothing trimmed: the whole run, for
-    a study whose runs measure a cold start), the diagnostics, and ``status`` ok / excluded with
-    the ``reason`` (failed, cut short, no steady state, drift)."""
+    figures over its steady window, the diagnostics, and ``status`` ok / excluded with the
+    ``reason`` (failed, cut short, no steady state, drift)."""
     from cassperf.analysis.repeats import run_figures as figures_of
 
-    return figures_of(outcome.runs, rule=rule)
+    return figures_of(outcome.runs)

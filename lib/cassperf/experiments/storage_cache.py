@@ -363,9 +363,9 @@ class ColdStartRunner(LocalRunner):
     warm-up): its cold start is what it measures."""
 
     def run(self, arm: Arm, cluster: Any, labels: Mapping[str, str], *, root: Path, warmup_s: float,
-            sample: bool = True) -> list[str]:
+            **options: Any) -> list[str]:
         cold = arm.labels.get("cache") == "empty" and arm.labels.get("run") == "a"
-        return super().run(arm, cluster, labels, root=root, warmup_s=0.0 if cold else warmup_s, sample=sample)
+        return super().run(arm, cluster, labels, root=root, warmup_s=0.0 if cold else warmup_s, **options)
 
 
 def cluster_beside(cluster: Any, name: str, root: Path) -> Any:

@@ -1,8 +1,8 @@
 """The storage-and-cache study's analysis: its claims and chart sections from a stored outcome.
 
-Every figure here is over the **whole run**, not a steady window: the slow start of reads from
-an emptied cache is what the empty-cache runs measure, and a warm-up rule would cut it off. The
-claims are the published study's findings (../shared/studies/004_*) in the project's words, each
+A full-cache run's figures are over its steady window, as in every study; an empty-cache run's
+over the **whole run**: the slow start of reads from an emptied cache is what it measures, and
+a warm-up rule would cut it off (figures()). The claims are the published study's findings (../shared/studies/004_*) in the project's words, each
 decided across runs by a rule fixed before the data, the A/A control first.
 """
 
@@ -13,7 +13,7 @@ from typing import Any
 
 import pandas as pd
 
-from cassperf.experiments.outcome import StudyOutcome, run_figures
+from cassperf.experiments.outcome import StudyOutcome
 from cassperf.experiments.storage_cache import StorageStudy
 
 #: the latency percentiles the study drew, each on its own chart
@@ -61,21 +61,26 @@ class Arms:
 
 # -- the figures and the claims ------------------------------------------------------------------
 def figures(outcome: StudyOutcome) -> pd.DataFrame:
-    """The run figures over each whole run (module doc). A run of the empty cache is not left
-    out for drift: its cold start, throughput rising as the caches fill, is what it measures (the
-    drift stays in its ``window_note``); every other run's exclusions stand."""
-    figs = run_figures(outcome, rule="trim")
-    if "cache" not in figs.columns:
-        return figs
-    kept = ((figs["cache"] == "empty") & (figs["status"] == "excluded")
-            & figs["reason"].str.startswith("drift")).fillna(False).to_numpy(dtype=bool)
-    if kept.any():
-        figs.loc[kept, "window_note"] = (figs.loc[kept, "window_note"].astype(str) + "; kept despite "
-                                         + figs.loc[kept, "reason"].astype(str)
-                                         + " (the cold start is what an empty-cache run measures)")
-        figs.loc[kept, "status"] = "ok"
-        figs.loc[kept, "reason"] = ""
-    return figs
+    """The run figures (cassperf.analysis.repeats.run_figures, in the outcome's run order): a
+    full-cache run over its steady window (MSER-5), like every study's; an empty-cache run over
+    the whole run, and never left out for drift: its cold start, throughput rising as the caches
+    fill, is what it measures (a drift it has stays in its ``window_note``)."""
+    from cassperf.analysis.repeats import run_figures as figures_of
+
+    cold = [r for r in outcome.runs if r.labels.get("cache") == "empty"]
+    warm = [r for r in outcome.runs if r.labels.get("cache") != "empty"]
+    whole = figures_of(cold, rule="trim")
+    drift = ((whole["status"] == "excluded") & whole["reason"].str.startswith("drift")).fillna(False)
+    drift = drift.to_numpy(dtype=bool)
+    if drift.any():
+        whole.loc[drift, "window_note"] = (whole.loc[drift, "window_note"].astype(str) + "; kept despite "
+                                           + whole.loc[drift, "reason"].astype(str))
+        whole.loc[drift, "status"] = "ok"
+        whole.loc[drift, "reason"] = ""
+    parts = [f for f in (figures_of(warm), whole) if not f.empty]
+    figs = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0] if parts else figures_of([])
+    order = {r.run_id: i for i, r in enumerate(outcome.runs)}
+    return figs.sort_values("run_id", key=lambda ids: ids.map(order)).reset_index(drop=True)
 
 
 def _needs(what: str) -> Any:
@@ -253,7 +258,8 @@ def sections(outcome: StudyOutcome, figures: pd.DataFrame) -> dict[str, Callable
         return Section("Full versus empty cache, run a versus run b",
                        "Run a follows the emptying of the caches (memtables flushed, key and row caches invalidated, "
                        "the node restarted, the OS page cache dropped) and records from its first request; run b "
-                       "follows it at once; the full-cache point is the sweep's run at the same thread count.",
+                       "follows it at once. Both are taken over their whole runs, the full-cache point (the sweep's "
+                       "arm at the same thread count) over its steady window.",
                        [charts.bars(c, "point", "rate_ops_s", "Read ops/s: full cache, empty cache run a and run b",
                                     "ops/s", color="configuration", x_title="cache"),
                         charts.latency_bars(c, "configuration_point", "Read latency: full cache, empty run a and b",
