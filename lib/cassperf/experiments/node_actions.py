@@ -95,7 +95,8 @@ def make_cold(cluster: Any, *, restart: bool = False, keyspace: str | None = Non
     row caches invalidated on every node (what ``nodetool flush``, ``invalidatekeycache`` and
     ``invalidaterowcache`` do), then the OS page cache
     dropped (root; stated when not permitted). ``restart=True`` (a LocalCluster) also restarts
-    every node, which empties Cassandra's chunk cache and buffer pools, as the published
+    every node, which empties its buffer pools and its chunk cache where one is on
+    (``file_cache_enabled``, off by default since 4.1) and leaves the JVM cold, as the published
     study's first runs had them; without it those stay warm (stated)."""
     done: list[str] = []
     flushed, caches = _flush_and_invalidate(cluster, keyspace)
@@ -110,7 +111,8 @@ def make_cold(cluster: Any, *, restart: bool = False, keyspace: str | None = Non
     elif restart:
         done.append("nodes not restarted (not an embedded cluster)")
     else:
-        done.append("nodes not restarted: Cassandra's chunk cache stays warm")
+        done.append("nodes not restarted: the JVM stays warm (and a chunk cache, where file_cache_enabled turns "
+                    "one on)")
     why_not = drop_page_cache()
     done.append(why_not or "OS page cache dropped")
     return "cold: " + ", ".join(done)

@@ -19,9 +19,12 @@ closed-loop read run of ``run_s`` seconds uniformly over the keys:
 - ``<storage> <chunk> KiB, full, <T> threads``  for each T of the sweep: the study's
   ReadOnly-Full, the keyspace's files read into the page cache first (node_actions.make_warm)
 - ``<storage> <chunk> KiB, empty, run a``  for chunk sizes in ``empty_chunk_kbs``, at
-  ``empty_threads``: memtables flushed, key and row caches invalidated, the nodes restarted
-  (``cold_restart``), the OS page cache dropped (node_actions.make_cold), then a run with no
-  unrecorded warm-up (the cold start is what it measures)
+  ``empty_threads``: memtables flushed, key and row caches invalidated, the OS page cache
+  dropped (node_actions.make_cold; the study's host cache), then a run with no unrecorded
+  warm-up (the cold start is what it measures). Cassandra 5.0 keeps no other data cache by
+  default (its chunk cache is off: file_cache_enabled), so the nodes are not restarted unless
+  ``cold_restart``: a restart leaves the JVM cold, and on 2 shared cores the arms that follow
+  in the block ran at a third of their throughput for about a minute (measured here).
 - ``<storage> <chunk> KiB, empty, run b``  right after its run a in every block
 
 ``threads`` empty (the local default) spans the knee that calibration found for reads on the
@@ -114,7 +117,7 @@ class StorageStudy(Study):
     keyspace_prefix: str = "storage_c"
     compressor: str = "LZ4"
     column_size: int = 4096                   # bytes: one 4 KiB column per row, the study's 4k documents
-    cold_restart: bool = True                 # empty cache: restart the nodes too (embedded cluster)
+    cold_restart: bool = False                # empty cache: restart the nodes too (module doc: why not by default)
     contact_points: str = ""                  # your cluster: no loop-device configurations then
     raid_md_device: str = "/dev/md0"          # the mdadm runbook (cassperf.storage.runbook_report)
     raid_devices: Sequence[str] = ()

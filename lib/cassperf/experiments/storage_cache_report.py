@@ -22,8 +22,8 @@ PERCENTILES = (("latency_p50_ms", "p50"), ("latency_p95_ms", "p95"), ("latency_p
 SAME_PCT = 10.0
 HERE = ("here the stripe chunk cannot be varied (no md driver): the chunk varied is the table's compression chunk, "
         "which sets how much Cassandra reads and decompresses per row, not how the disk stripes it")
-COLD = ("the data of a local run is small and fits in memory: an emptied page cache fills again within seconds, and "
-        "a restarted node also starts with a cold JIT")
+COLD = ("the data of a local run is small and fits in memory: an emptied page cache fills again within seconds; the "
+        "nodes are restarted only with cold_restart (a restart leaves the JVM cold for the arms after it)")
 
 
 class Arms:
@@ -257,7 +257,8 @@ def sections(outcome: StudyOutcome, figures: pd.DataFrame) -> dict[str, Callable
         c = c.sort_values(["configuration", "point"])
         return Section("Full versus empty cache, run a versus run b",
                        "Run a follows the emptying of the caches (memtables flushed, key and row caches invalidated, "
-                       "the node restarted, the OS page cache dropped) and records from its first request; run b "
+                       "the OS page cache dropped; the nodes restarted only with cold_restart) and records from its "
+                       "first request; run b "
                        "follows it at once. Both are taken over their whole runs, the full-cache point (the sweep's "
                        "arm at the same thread count) over its steady window.",
                        [charts.bars(c, "point", "rate_ops_s", "Read ops/s: full cache, empty cache run a and run b",
