@@ -81,7 +81,12 @@ def test_every_configuration_gets_the_sweep_and_the_empty_ones_a_chain_on_their_
     assert study.aa_arm(arms) == "disk 64 KiB, full, 8 threads"
     assert [(p.name, p.context, p.spec.n) for p in study.preparations()] == [
         ("disk 4 KiB", "", 1000), ("disk 64 KiB", "", 1000), ("loop 64 KiB", "loop", 1000)]
-    assert study.warm_spec().keyspace == "storage_cwarm" and study.warm_spec().op == "mixed"
+    warm = study.warm_spec()
+    assert (warm.op, warm.keyspace, warm.concurrency) == ("read", "storage_c64", 16)
+    # the warm-up reads the reference chunk on every cluster: loaded on the loop one too where it is not its own
+    assert [(p.name, p.context) for p in sc.StorageStudy(chunk_kbs=[64], loop_chunk_kbs=[256],
+                                                         empty_chunk_kbs=[]).preparations()] == [
+        ("disk 64 KiB", ""), ("loop 256 KiB", "loop"), ("loop 64 KiB (warm-up)", "loop")]
 
 
 def test_a_named_cluster_leaves_the_loop_configurations_out_and_says_so() -> None:

@@ -55,8 +55,6 @@ CONTEXTS = {DISK: "", LOOP: "loop"}
 #: what the published study ran (said in the report where the local run drops it)
 PUBLISHED_CHUNKS = (4, 64, 128, 256)
 PUBLISHED_THREADS = (4, 8, 16, 32, 64, 128, 256, 512)
-#: the keys the warm-up reads and writes (its own keyspace, <keyspace_prefix>warm)
-WARM_ROWS = 2000
 #: requests in flight of the warm-up and of the knee when nothing was calibrated
 WARM_THREADS = 16
 #: the runbook's parameters (printed, run only with allow_destructive): not part of the plan
@@ -213,12 +211,18 @@ class StorageStudy(Study):
 
     # -- the plan ----------------------------------------------------------------------------------
     def preparations(self) -> list[Preparation]:
-        return [Preparation(c.name, self.write_spec(c.chunk_kb), context=c.context) for c in self.configurations()]
+        """Each configuration's rows; and on the loop cluster the reference chunk's too, when it is
+        not a loop configuration (the warm-up reads it on every cluster)."""
+        confs = self.configurations()
+        out = [Preparation(c.name, self.write_spec(c.chunk_kb), context=c.context) for c in confs]
+        ref = self.reference_chunk
+        if any(c.storage == LOOP for c in confs) and ref not in self.loop_chunk_kbs:
+            out.append(Preparation(f"{LOOP} {ref} KiB (warm-up)", self.write_spec(ref), context=CONTEXTS[LOOP]))
+        return out
 
     def warm_spec(self) -> WorkloadSpec:
-        """50/50 reads and writes over a small keyspace of its own (every context has it, and the
-        configurations' tables stay as loaded)."""
-        return self._spec(f"{self.keyspace_prefix}warm", "mixed", WARM_THREADS, population=f"uniform(1..{WARM_ROWS})")
+        """Reads of the reference chunk's rows, the load the arms put on the cluster."""
+        return self.read_spec(self.reference_chunk, WARM_THREADS)
 
     def calibration_spec(self) -> WorkloadSpec | None:
         return None if self.threads else self.read_spec(self.reference_chunk, 1)
