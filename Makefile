@@ -9,10 +9,11 @@ LATTE_VERSION ?= 0.29.0
 PYTEST_ARGS ?=
 PARAMS ?= local
 LAB_PORT ?= 8888
+LAB_DIR ?= notebooks
 
 .DEFAULT_GOAL := help
 
-.PHONY: help setup jars browser mdadm ping iperf3 report lab test test-unit latte bench cluster-start cluster-status cluster-stop cluster-destroy clean
+.PHONY: help setup jars browser mdadm ping iperf3 container report lab test test-unit latte bench cluster-start cluster-status cluster-stop cluster-destroy clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-16s %s\n", $$1, $$2}'
@@ -35,9 +36,10 @@ jars: setup ## resolve Cassandra's jars from Maven Central into the cache (reuse
 report: jars ## main job: run the report notebooks on the embedded local cluster -> reports/index.html (PARAMS=local|paper|FILE.yaml)
 	$(BIN)/cassperf report --params $(PARAMS)
 
-lab: setup ## JupyterLab on notebooks/, local only (127.0.0.1, token auth): open the URL it prints
+# Kernels talk to the server over Unix sockets in Jupyter's runtime folder (0700), not TCP.
+lab: setup ## JupyterLab on notebooks/ (LAB_DIR), local only (127.0.0.1:LAB_PORT, token auth, IPC kernels): open the URL it prints
 	@echo "JupyterLab on http://127.0.0.1:$(LAB_PORT)/lab (local only); the URL with its token follows. Ctrl-C stops it."
-	$(BIN)/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) --ServerApp.open_browser=False $$([ "$$(id -u)" = 0 ] && echo --allow-root)
+	$(BIN)/jupyter lab --notebook-dir=$(LAB_DIR) --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) --ServerApp.open_browser=False --KernelManager.transport=ipc $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 browser: ## headless Chromium (Debian package) for the browser checks of HTML reports
 	@command -v chromium >/dev/null || { \
@@ -56,7 +58,11 @@ ping: ## iputils ping (Debian package) for the DC-distance tests' RTT checks; ne
 iperf3: ## iperf3 (Debian package) for the multi-DC study's network baseline; needs root
 	@command -v iperf3 >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends iperf3 >/dev/null) || echo "iperf3 absent and not root: the multi-DC report's iperf3 rows say 'not measured' (apt-get install iperf3)"; }
 
-test: jars browser mdadm ping iperf3 ## all tests, real Cassandra nodes included
+container: ## podman, runc and debootstrap (Debian packages) for container nodes (deployment `VERSION:javaN:container`); needs root
+	@{ command -v podman && command -v runc && command -v debootstrap; } >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 --no-install-recommends podman runc debootstrap >/dev/null) || echo "podman, runc or debootstrap absent and not root: the container-node tests skip and container deployments are not made (apt-get install podman runc debootstrap)"; }
+	@podman --version 2>/dev/null || true
+
+test: jars browser mdadm ping iperf3 container ## all tests, real Cassandra nodes included
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 test-unit: setup ## quick tests only (no Cassandra nodes)
@@ -67,12 +73,14 @@ latte: ## optional: build the latte stress tool (crates.io latte-cli, ~10 min; n
 	cargo install latte-cli --version $(LATTE_VERSION) --locked
 	@$${CARGO_HOME:-$$HOME/.cargo}/bin/latte --version
 
-bench: jars ## benchmarks under bench/ (print their figures; about 40 minutes)
+bench: jars ## benchmarks under bench/ (print their figures; about 45 minutes)
 	$(BIN)/python bench/wakeup_cost.py
 	$(BIN)/python bench/cluster_start.py
 	$(BIN)/python bench/parse.py
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/delay_router.py
+	$(BIN)/python bench/analysis.py
+	$(BIN)/python bench/calibration.py
 
 cluster-start: jars ## start (or reuse) the embedded cluster (TOPOLOGY=dc1:1)
 	$(BIN)/cassperf cluster start --topology $${TOPOLOGY:-dc1:1}

@@ -29,6 +29,8 @@ ROWS: tuple[tuple[str, str, str], ...] = (
     ("median stated MDE: p99", "mde_p99_pct", "mde"),
     ("power at the stated MDE: throughput", "power_rate", "pct"),
     ("power at the stated MDE: p99", "power_p99", "pct"),
+    ("Welch (blocks ignored), A/A: throughput", "aa_rate_welch", "pct"),
+    ("Welch, power at the paired MDE", "power_rate_welch", "pct"),
     ("95% CI covers a true ~+100%: log scale", "coverage", "pct"),
     ("95% CI covers a true ~+100%: linear", "coverage_linear", "pct"),
     ("TOST holds at the margin", "tost_at_margin", "pct"),

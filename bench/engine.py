@@ -368,7 +368,7 @@ def main() -> None:
     sys.path.insert(0, str(ROOT / "lib"))
     from cassperf.cluster import LocalCluster
     from cassperf.workload import WorkloadSpec
-    from cassperf.workload.stress_cmdline import schema_cql
+    from cassperf.workload.runners.stress_cmdline import schema_cql
 
     work = Path(tempfile.mkdtemp(prefix="cassperf-bench-engine-"))
     cluster = LocalCluster("bench-engine", "dc1:1", first_address=ADDRESS, root=work / "clusters", heap_mb=1024)

@@ -20,7 +20,7 @@ Measures (targets on the 2-core project machine):
 3. HDR: `--hdr-clients` client logs (default 8) of `--hdr-seconds` 1 s intervals (default 3600)
    with 3 tags (READ-st, WRITE-st, DELETE-st), written with write_hdr_log into a temp folder
    (not timed); then read (read_hdr_log(derive_intervals=False)) and merged per tag
-   (cassperf.hdr.merge) across all files, timed separately; target read + merge < 10 s.
+   (cassperf.parsers.hdr_log.merge_logs) across all files, timed separately; target read + merge < 10 s.
    Sanity: each merged tag's counts array equals the sum, computed independently with numpy, of
    the interval histograms that were written.
 
@@ -50,14 +50,14 @@ from typing import Any
 
 import numpy as np
 
-from cassperf import hdr
 from cassperf.config import fixtures_dir
 from cassperf.parsers import read_text
 from cassperf.parsers.base import ParseResult
 from cassperf.parsers.cassandra_stress import parse_stress_log
 from cassperf.parsers.gc_unified import parse_unified_gc
 from cassperf.parsers.gc_unified import sniff as gc_unified_sniff
-from cassperf.parsers.hdr_log import read_hdr_log, write_hdr_log
+from cassperf.parsers.hdr_log import merge_logs, read_hdr_log, write_hdr_log
+from cassperf.results import hdr
 
 MB = 1 << 20
 CS_FIXTURE = "cassandra-stress/cs_4.1.11_write_n25000_threads3_full_crystalloide.txt"
@@ -464,7 +464,7 @@ def bench_hdr(tmp: Path, clients: int, seconds: int) -> None:
           f"{size_mb:.1f} MB (generated in {tg.wall_s:.1f} s, not counted)")
     results, t_read = timed(lambda: [read_hdr_log(p, derive_intervals=False) for p in paths])
     check(sum(len(r.runs[0].histograms) for r in results) == n_rows, "every interval line was read")
-    merged, t_merge = timed(lambda: hdr.merge(results))
+    merged, t_merge = timed(lambda: merge_logs(results))
     check(sorted(merged) == sorted(totals), f"tags {sorted(merged)}")
     for tag, h in merged.items():
         got = np.ctypeslib.as_array(h.counts).view(np.int64)

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import Any
 
 import os
 
@@ -27,13 +28,42 @@ def pytest_runtest_makereport(item, call):  # noqa: ANN001 - pytest hook
     setattr(item, f"rep_{rep.when}", rep)
 
 
-@pytest.fixture(scope="session")
-def fixtures() -> Path:
-    """../shared/fixtures (real tool output); tests that need it skip when it is absent."""
+def shared_fixtures_dir() -> Path:
+    """../shared/fixtures (real tool output); the calling test skips when it is absent."""
     path = config.fixtures_dir()
     if not path.is_dir():
         pytest.skip(f"shared fixtures folder {path} is absent (it sits beside the checkout as ../shared/fixtures)")
     return path
+
+
+def shared_fixture(*parts: str) -> Path:
+    """One file of the shared fixtures, e.g. ``shared_fixture("gc", name)``; the calling test
+    skips when it is absent."""
+    path = config.fixtures_dir().joinpath(*parts)
+    if not path.is_file():
+        pytest.skip(f"shared fixture {path} is absent (../shared/fixtures beside the checkout)")
+    return path
+
+
+def shared_fixture_text(*parts: str) -> str:
+    """The text of one shared fixture file (``cassperf.parsers.read_text``: BOM and encoding
+    handled as the parsers do); the calling test skips when it is absent."""
+    from cassperf.parsers import read_text
+    return read_text(shared_fixture(*parts))
+
+
+def shared_fixture_files() -> list[Path]:
+    """Every data file of the shared fixtures, sorted: not the ``.source.txt`` notes beside them,
+    not README.md; the calling test skips when the folder is absent."""
+    root = shared_fixtures_dir()
+    return sorted(p for p in root.rglob("*")
+                  if p.is_file() and not p.name.endswith(".source.txt") and p.name != "README.md")
+
+
+@pytest.fixture(scope="session")
+def fixtures() -> Path:
+    """../shared/fixtures (real tool output); tests that need it skip when it is absent."""
+    return shared_fixtures_dir()
 
 
 def cassperf_processes(root: Path) -> list[psutil.Process]:
@@ -66,15 +96,24 @@ def make_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
 
     yield factory
     failed = getattr(request.node, "rep_call", None) is None or request.node.rep_call.failed
-    for cluster in made:
-        try:
-            cluster.stop(timeout_s=30)
-        finally:
-            if failed:
-                print(f"\nkept the logs of cluster {cluster.name} at {cluster.root}")
-            else:
-                cluster.destroy()
-    leftover = cassperf_processes(root)
-    for proc in leftover:  # only our own test nodes, found by their marker under this root
-        proc.kill()
+    stop_clusters(made, root, failed)
+
+
+def stop_clusters(clusters: Iterable[Any], root: Path, failed: bool) -> None:
+    """A cluster fixture's teardown: stop every cluster; after a failed test keep its folder (the
+    node logs; the path is printed), else destroy it; then kill any node process still running
+    under `root` (only the test's own, found by their marker) and fail the test if there was one."""
+    try:
+        for cluster in clusters:
+            try:
+                cluster.stop(timeout_s=30)
+            finally:
+                if failed:
+                    print(f"\nkept the logs of cluster {cluster.name} at {cluster.root}")
+                else:
+                    cluster.destroy()
+    finally:
+        leftover = cassperf_processes(root)
+        for proc in leftover:
+            proc.kill()
     assert not leftover, f"nodes still running after teardown: {[p.pid for p in leftover]}"

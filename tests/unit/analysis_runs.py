@@ -2,7 +2,7 @@
 
 Each interval of each op gets raw samples (integer nanoseconds) recorded into an HdrHistogram
 with the engine's precision (lowest 1, 3 significant figures); the interval row carries what the
-engine derives from it (count, rate, percentiles by cassperf.hdr.stats_ms), so every expected
+engine derives from it (count, rate, percentiles by cassperf.results.hdr.stats_ms), so every expected
 value in a test can be computed from the same samples.
 """
 
@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cassperf import hdr
+from cassperf.results import hdr
 from cassperf.results.model import Run
 
 LAYOUT = hdr.Layout(1, 3_600_000_000_000, 3)

@@ -12,7 +12,7 @@ from scipy import stats as sps
 
 from tests.unit.analysis_runs import shaped_run
 
-from cassperf import hdr
+from cassperf.results import hdr
 from cassperf.analysis import AnalysisError
 from cassperf.analysis.arms import compare_arms, resamples
 from cassperf.analysis.power import mde_pct
@@ -37,7 +37,8 @@ B = [150.0, 160.0, 200.0]
 
 
 def test_paired_per_block_t_test_on_log_ratios() -> None:
-    frame = figures([(f"a{k}", "a", k, v) for k, v in enumerate(A, 1)] + [(f"b{k}", "b", k, v) for k, v in enumerate(B, 1)])
+    frame = figures([(f"a{k}", "a", k, v) for k, v in enumerate(A, 1)]
+                    + [(f"b{k}", "b", k, v) for k, v in enumerate(B, 1)])
     c = compare_arms(frame, "a", "b", "write")
     d = np.log(B) - np.log(A)
     se = d.std(ddof=1) / math.sqrt(3)
@@ -60,7 +61,8 @@ def test_paired_per_block_t_test_on_log_ratios() -> None:
 
 
 def test_welch_on_log_run_figures_without_blocks() -> None:
-    frame = figures([(f"a{k}", "a", None, v) for k, v in enumerate(A)] + [(f"b{k}", "b", None, v) for k, v in enumerate(B)])
+    frame = figures([(f"a{k}", "a", None, v) for k, v in enumerate(A)]
+                    + [(f"b{k}", "b", None, v) for k, v in enumerate(B)])
     c = compare_arms(frame, "a", "b", "write")
     assert not c.paired
     assert c.p_value == pytest.approx(sps.ttest_ind(np.log(B), np.log(A), equal_var=False).pvalue)
@@ -143,7 +145,7 @@ def test_a_percentile_is_read_from_the_arms_merged_histograms_with_a_bootstrap_o
     for arm in ("a", "b"):
         rows = frame[frame["arm"] == arm]
         own = [x for x in runs if x.labels["arm"] == arm]
-        parts = [hdr.merge(r, start_s=s, end_s=e)["WRITE-rt"] for r, s, e in
+        parts = [hdr.merge(r.histograms, start_s=s, end_s=e)["WRITE-rt"] for r, s, e in
                  zip(own, rows["window_start_s"], rows["window_end_s"], strict=True)]
         total = parts[0]
         total.add(parts[1])

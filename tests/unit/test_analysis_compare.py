@@ -10,7 +10,6 @@ import pytest
 
 from tests.unit.analysis_runs import lognormal, make_run, shaped_run
 
-from cassperf import hdr
 from cassperf.analysis import (
     AnalysisError,
     Window,
@@ -23,6 +22,7 @@ from cassperf.analysis import (
 from cassperf.analysis.compare import batch_means, lag1
 from cassperf.analysis.samples import op_samples
 from cassperf.analysis.steady import mser5_truncation
+from cassperf.results import hdr
 
 
 def counts(seed: int, mean: float, n: int = 60, sd: float = 20.0) -> list[int]:
@@ -113,7 +113,7 @@ def test_bootstrap_ci_of_p99_contains_the_true_change() -> None:
 
 
 def test_bootstrap_replicates_re_merge_the_histograms_exactly() -> None:
-    # the vectorised percentile of a weighted row sum equals cassperf.hdr on the same counts
+    # the vectorised percentile of a weighted row sum equals cassperf.results.hdr on the same counts
     run, _ = make_run({"write": lognormal(2.0, 0.8, 50)}, 12, seed=4)
     s = op_samples(run, "write")
     assert s.hist is not None

@@ -122,7 +122,7 @@ def test_the_table_per_machine_holds_the_row_rates_and_cpu_of_its_runs():
     ("5.0.6:java8:disk", "deployments: '5.0.6:java8:disk': Cassandra 5.0 runs on Java 11 or 17, not 8"),
     ("4.1.10:java17:disk", "deployments: '4.1.10:java17:disk': Cassandra 4.1 runs on Java 8 or 11, not 17"),
     ("5.0.6:java17:nfs", "deployments: '5.0.6:java17:nfs' is not VERSION:javaN:STORAGE with STORAGE one of disk, "
-                         "tmpfs, e.g. '5.0.6:java17:disk'"),
+                         "tmpfs, container, e.g. '5.0.6:java17:disk'"),
     ("3.11.16:java8:disk", "deployments: '3.11.16:java8:disk': Cassandra 3.11.16 is not a line cassperf runs "
                            "locally (5.0.x, 4.1.x, 4.0.x)"),
     ("5.0.6:java17:disk,5.0.6:java17:disk", "deployments: '5.0.6:java17:disk' is given twice"),

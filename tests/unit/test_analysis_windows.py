@@ -9,7 +9,6 @@ import pytest
 
 from tests.unit.analysis_runs import LAYOUT, STARTED, counts_histogram, lognormal, make_run, pooled_stats
 
-from cassperf import hdr
 from cassperf.analysis import (
     AnalysisError,
     Window,
@@ -21,6 +20,7 @@ from cassperf.analysis import (
     window_stats,
 )
 from cassperf.parsers.hdr_log import read_hdr_log, write_hdr_log
+from cassperf.results import hdr
 from cassperf.results.model import Run
 
 GC = [(20.3, "garbagecollect:start", "nodetool garbagecollect"), (40.6, "garbagecollect:end", "")]

@@ -269,14 +269,11 @@ def test_what_the_registered_parsers_return_for_real_fixtures_round_trips(tmp_pa
     """One fixture per registered format (whichever parsers exist when this runs): import, load,
     and every frame and table comes back equal, dtypes included."""
     from cassperf import parsers
-    from cassperf.config import fixtures_dir
     from cassperf.errors import CassperfError
+    from tests.conftest import shared_fixture_files
 
-    folder = fixtures_dir()
-    if not folder.is_dir():
-        pytest.skip(f"fixtures folder {folder} is absent")
     seen: dict[str, Path] = {}
-    for path in sorted(p for p in folder.rglob("*") if p.is_file() and not p.name.endswith(".source.txt")):
+    for path in shared_fixture_files():
         try:
             fmt = parsers.detect(parsers.read_text(path)[:65536], str(path))
             if fmt.name in seen:

@@ -281,7 +281,7 @@ def test_a_binary_file_gets_a_parse_error_listing_the_formats_tried(tmp_path: Pa
 # --- a generated HDR log (no such fixture exists) is detected too --------------------------------
 
 def test_a_generated_hdr_interval_log_is_detected_as_hdr_log(tmp_path: Path) -> None:
-    from cassperf import hdr
+    from cassperf.results import hdr
     from cassperf.parsers.hdr_log import write_hdr_log
 
     rows = [(tag, float(s), float(s + 1), hdr.histogram_from_samples([1_000_000 + 1000 * s + i for i in range(50)]))

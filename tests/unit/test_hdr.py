@@ -21,12 +21,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.fuzzing import mutate_lines
+from tests.unit.test_analysis_imports import imported_names
 
-from cassperf import hdr
 from cassperf.errors import ParseError
 from cassperf.parsers import detect, parse_text
 from cassperf.parsers.base import ParseResult
-from cassperf.parsers.hdr_log import read_hdr_log, split_tag, write_hdr_log
+from cassperf.parsers.hdr_log import merge_logs, read_hdr_log, split_tag, write_hdr_log
+from cassperf.results import hdr
 
 LAYOUT = hdr.Layout(1, 3_600_000_000_000, 3)        # cassandra-stress: Histogram(3), ns
 PCTS = (50.0, 95.0, 99.0, 99.9, 100.0)
@@ -84,7 +85,7 @@ def client_logs(tmp_path: Path) -> list[Path]:
 
 @pytest.mark.parametrize("tag", ["insert-st", "read-st"])
 def test_merged_percentiles_equal_the_union_of_raw_samples(client_logs: list[Path], tag: str) -> None:
-    merged = hdr.merge(client_logs, tags=[tag])[tag]
+    merged = merge_logs(client_logs, tags=[tag])[tag]
     expected = union(tag, highest=merged.highest_trackable_value)
     assert merged.get_total_count() == expected.get_total_count() == sum(
         len(CLIENTS[c][tag][i]) for c in CLIENTS for i in range(6))
@@ -99,7 +100,7 @@ def test_merged_percentiles_equal_the_union_of_raw_samples(client_logs: list[Pat
                                                             (5.0, None, range(5, 6)), (None, 3.0, range(0, 3))])
 def test_windowed_merge_equals_the_union_of_the_window_samples(client_logs: list[Path], start_s: float | None,
                                                                end_s: float | None, intervals: range) -> None:
-    merged = hdr.merge(client_logs, tags=["insert-st"], start_s=start_s, end_s=end_s)["insert-st"]
+    merged = merge_logs(client_logs, tags=["insert-st"], start_s=start_s, end_s=end_s)["insert-st"]
     expected = union("insert-st", intervals, highest=merged.highest_trackable_value)
     assert merged.get_total_count() == expected.get_total_count()
     for p in PCTS:
@@ -107,8 +108,8 @@ def test_windowed_merge_equals_the_union_of_the_window_samples(client_logs: list
 
 
 def test_windows_that_tile_the_run_count_every_interval_once(client_logs: list[Path]) -> None:
-    whole = hdr.merge(client_logs)["read-st"].get_total_count()
-    parts = sum(hdr.merge(client_logs, start_s=a, end_s=a + 2.0)["read-st"].get_total_count() for a in (0, 2, 4))
+    whole = merge_logs(client_logs)["read-st"].get_total_count()
+    parts = sum(merge_logs(client_logs, start_s=a, end_s=a + 2.0)["read-st"].get_total_count() for a in (0, 2, 4))
     assert parts == whole
 
 
@@ -116,8 +117,8 @@ def test_epoch_clock_aligns_clients_that_started_at_different_times(tmp_path: Pa
     early = write_client(tmp_path, "c1", start_epoch_s=1_700_000_000.0)
     late = write_client(tmp_path, "c2", start_epoch_s=1_700_000_003.0)
     # absolute seconds [1_700_000_003, 1_700_000_006): c1's intervals 3..5 and c2's 0..2
-    merged = hdr.merge([early, late], tags=["insert-st"], start_s=1_700_000_003.0, end_s=1_700_000_006.0,
-                       clock="epoch")["insert-st"]
+    merged = merge_logs([early, late], tags=["insert-st"], start_s=1_700_000_003.0, end_s=1_700_000_006.0,
+                        clock="epoch")["insert-st"]
     values = np.concatenate([CLIENTS["c1"]["insert-st"][i] for i in range(3, 6)]
                             + [CLIENTS["c2"]["insert-st"][i] for i in range(0, 3)])
     expected = hdr.histogram_from_samples(values.tolist(), hdr.Layout(1, merged.highest_trackable_value, 3))
@@ -125,8 +126,8 @@ def test_epoch_clock_aligns_clients_that_started_at_different_times(tmp_path: Pa
 
 
 def test_averaging_per_client_p99_is_not_the_merged_p99(client_logs: list[Path]) -> None:
-    per_client = [hdr.percentile_ms(hdr.merge(p, tags=["insert-st"])["insert-st"], 99.0) for p in client_logs]
-    merged = hdr.percentile_ms(hdr.merge(client_logs, tags=["insert-st"])["insert-st"], 99.0)
+    per_client = [hdr.percentile_ms(merge_logs(p, tags=["insert-st"])["insert-st"], 99.0) for p in client_logs]
+    merged = hdr.percentile_ms(merge_logs(client_logs, tags=["insert-st"])["insert-st"], 99.0)
     averaged = sum(per_client) / len(per_client)
     truth = union("insert-st").get_value_at_percentile(99.0) / 1e6
     assert merged == truth
@@ -157,12 +158,43 @@ def test_merge_refuses_mixed_units(client_logs: list[Path]) -> None:
     ns = read_hdr_log(client_logs[0])
     us = read_hdr_log(client_logs[1], value_unit="us")
     with pytest.raises(hdr.HistogramError, match="different units"):
-        hdr.merge([ns, us])
+        merge_logs([ns, us])
 
 
 def test_merge_of_nothing_is_empty(client_logs: list[Path]) -> None:
-    assert hdr.merge(client_logs, tags=["no-such-tag"]) == {}
+    assert merge_logs(client_logs, tags=["no-such-tag"]) == {}
+    assert hdr.merge([]) == {}
     assert hdr.merge_encoded([]) is None
+
+
+def test_the_pure_merge_of_the_rows_equals_the_merge_of_the_logs(client_logs: list[Path]) -> None:
+    runs = [read_hdr_log(p).runs[0] for p in client_logs]
+    from_logs = merge_logs(client_logs, start_s=1.0, end_s=4.0)
+    assert sorted(from_logs) == ["insert-st", "read-st"]
+    for merged in (hdr.merge([r.histograms for r in runs], start_s=1.0, end_s=4.0),
+                   merge_logs(runs, start_s=1.0, end_s=4.0),                       # Runs
+                   merge_logs([runs[0].histograms, client_logs[1], read_hdr_log(client_logs[2])],
+                              start_s=1.0, end_s=4.0)):                            # mixed sources
+        assert sorted(merged) == sorted(from_logs)
+        assert all(merged[tag].equals(from_logs[tag]) for tag in from_logs)
+    row = runs[0].histograms.iloc[0]
+    one = hdr.HistogramRow(row["tag"], row["start_s"], row["end_s"], row["encoded"])
+    assert hdr.merge([one])[one.tag].equals(hdr.decode(one.encoded))
+
+
+def test_the_pure_merge_refuses_a_path_and_names_the_log_merge(client_logs: list[Path]) -> None:
+    with pytest.raises(TypeError, match=r"cannot merge histograms from PosixPath: .* cassperf.parsers.hdr_log.merge_logs"):
+        hdr.merge(client_logs)
+    with pytest.raises(TypeError, match="cannot merge histograms from int: give an HDR log's path"):
+        merge_logs([client_logs[0], 3])   # type: ignore[list-item]
+
+
+def test_the_histogram_module_reads_no_file_and_knows_no_parser() -> None:
+    """Only the log reader knows the histograms (as in HdrHistogram_py): results/hdr.py imports
+    nothing of cassperf but its errors, at module level or lazily."""
+    names = imported_names(Path(hdr.__file__))
+    assert [n for n in names if n.startswith("cassperf")] == ["cassperf.errors", "cassperf.errors.CassperfError"]
+    assert not {"pathlib", "io", "os"} & set(names)
 
 
 # ---- percentile helpers agree with the package -----------------------------------------------

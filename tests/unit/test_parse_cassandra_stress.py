@@ -11,12 +11,12 @@ from __future__ import annotations
 
 import functools
 import math
+from functools import partial
 from pathlib import Path
 
 import pytest
 from hypothesis import strategies as st
 
-from cassperf.config import fixtures_dir
 from cassperf.errors import ParseError
 from cassperf.parsers import detect, format_by_name, read_text
 from cassperf.parsers.base import ParseResult
@@ -24,6 +24,7 @@ from cassperf.parsers.cassandra_stress import parse_stress_log, sniff
 from cassperf.parsers.cassandra_stress_settings import command_from_echo, rate_and_latency_type
 from cassperf.parsers.cassandra_stress_summary import number
 from cassperf.results.model import INTERVAL_COLUMNS, SUMMARY_COLUMNS
+from tests.conftest import shared_fixture, shared_fixture_text
 from tests.fuzzing import FUZZ_EXAMPLES, fuzz_parser
 
 BLOG21 = "cs_2.1-era_write_n10000_blog_FRAGMENT_thelastpickle2015.txt"
@@ -39,15 +40,8 @@ ALL = [BLOG21, K8S, BIGTABLE, RU, V41, PKB, DSE_W, DSE_R]
 GIB, MIB = 1 << 30, 1 << 20
 
 
-def cs_path(name: str) -> Path:
-    path = fixtures_dir() / "cassandra-stress" / name
-    if not path.is_file():
-        pytest.skip(f"shared fixture {path} is absent (../shared/fixtures beside the checkout)")
-    return path
-
-
-def cs_text(name: str) -> str:
-    return read_text(cs_path(name))
+cs_path = partial(shared_fixture, "cassandra-stress")
+cs_text = partial(shared_fixture_text, "cassandra-stress")
 
 
 @functools.lru_cache(maxsize=None)
@@ -546,9 +540,7 @@ def test_empty_and_binary_input_raise_parse_errors_naming_the_source() -> None:
 
 
 def test_other_formats_are_refused_with_the_first_line_and_what_was_expected(tmp_path: Path) -> None:
-    graph = fixtures_dir() / "stress-graph" / "cs_graph_3x_user_multiop_Summit-2016_tlp.html"
-    if not graph.is_file():
-        pytest.skip(f"shared fixture {graph} is absent")
+    graph = shared_fixture("stress-graph", "cs_graph_3x_user_multiop_Summit-2016_tlp.html")
     with pytest.raises(ParseError, match="interval header") as err:
         parse_stress_log(read_text(graph), str(graph))
     assert err.value.line_no == 1 and err.value.line == "<!DOCTYPE html>"

@@ -7,13 +7,13 @@ sidecar states (runs, groups, time columns, sample counts).
 
 from __future__ import annotations
 
-from pathlib import Path
+from functools import partial
 
 import pandas as pd
 import pytest
+from tests.conftest import shared_fixture, shared_fixture_files, shared_fixture_text
 from tests.fuzzing import fuzz_parser, mutated
 
-from cassperf.config import fixtures_dir
 from cassperf.errors import ConfigError, ParseError
 from cassperf.parsers import read_text
 from cassperf.parsers.base import ParseResult
@@ -29,15 +29,8 @@ CONSOLE = "dstat_-am_2_7_console_cassandra-node_FRAGMENT_mohanmca.txt"
 CSV_FIXTURES = [SGURJAR, SCIENTIFIC, APPENDED, THIRTY, PCP]
 
 
-def network(name: str) -> Path:
-    path = fixtures_dir() / "network" / name
-    if not path.is_file():
-        pytest.skip(f"shared fixture {path} is absent (../shared/fixtures beside the checkout)")
-    return path
-
-
-def text_of(name: str) -> str:
-    return read_text(network(name))
+network = partial(shared_fixture, "network")
+text_of = partial(shared_fixture_text, "network")
 
 
 def csv_of(name: str, tz: str | None = None) -> ParseResult:
@@ -302,12 +295,7 @@ def test_an_epoch_beyond_the_datetime_range_is_nat_and_a_warning() -> None:
 # ---------------------------------------------------------------- detection
 
 def test_sniffers_claim_their_own_fixtures_and_nothing_else() -> None:
-    root = fixtures_dir()
-    if not root.is_dir():
-        pytest.skip(f"shared fixtures folder {root} is absent")
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.name.endswith(".source.txt")):
-        if path.name == "README.md":
-            continue
+    for path in shared_fixture_files():
         head = read_text(path)[:65536]
         assert sniff_csv(head) == (path.name.startswith("dstat") and path.suffix == ".csv"), path
         assert sniff_console(head) == (path.name == CONSOLE), path

@@ -20,16 +20,16 @@ import itertools
 import math
 import os
 from datetime import datetime, timedelta, timezone
-from pathlib import Path
+from functools import partial
 
 import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
+from tests.conftest import shared_fixture, shared_fixture_files, shared_fixture_text
 from tests.fuzzing import edit_lines
 from hypothesis import strategies as st
 
-from cassperf.config import fixtures_dir
 from cassperf.errors import ParseError
 from cassperf.parsers import detect, format_by_name, parse, parse_text, read_text
 from cassperf.parsers.base import ParseResult
@@ -50,15 +50,8 @@ ROTATED_CMS = "gc_cassandra3.11.4_jdk8u252_CMS-ParNew_linux_rotated_vramius.log"
 DSE_G1 = "gc_dse6.8.1_jdk8u252_G1_PrintGCDetails_HeapAtGC_StoppedTime.log"
 
 
-def gc_path(name: str) -> Path:
-    path = fixtures_dir() / "gc" / name
-    if not path.is_file():
-        pytest.skip(f"shared fixture {path} is absent (../shared/fixtures beside the checkout)")
-    return path
-
-
-def gc_text(name: str) -> str:
-    return read_text(gc_path(name))
+gc_path = partial(shared_fixture, "gc")
+gc_text = partial(shared_fixture_text, "gc")
 
 
 _CACHE: dict[str, ParseResult] = {}
@@ -488,12 +481,7 @@ def test_implausible_durations_are_dropped_with_a_warning() -> None:
 # ---------------------------------------------------------------- detection
 
 def test_every_gc_fixture_is_detected_as_its_own_format_and_nothing_else_is_claimed() -> None:
-    root = fixtures_dir()
-    if not root.is_dir():
-        pytest.skip(f"shared fixtures folder {root} is absent")
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.name.endswith(".source.txt")):
-        if path.name == "README.md":
-            continue
+    for path in shared_fixture_files():
         head = read_text(path)[:65536]
         is_gc = path.parent.name == "gc"
         unified = is_gc and ("unified" in path.name)

@@ -7,13 +7,13 @@ the line and column where the JSON stops), keeping only members that decoded who
 from __future__ import annotations
 
 import json
-from pathlib import Path
+from functools import partial
 
 import pandas as pd
 import pytest
+from tests.conftest import shared_fixture, shared_fixture_files, shared_fixture_text
 from tests.fuzzing import fuzz_parser, mutated
 
-from cassperf.config import fixtures_dir
 from cassperf.errors import ParseError
 from cassperf.parsers import read_text
 from cassperf.parsers.base import ParseResult
@@ -23,15 +23,8 @@ COMPLETE = "iperf3.9_json_tcp_10s_omit3_gcp-to-ibm_cloudpilot.json"
 TRUNCATED = "iperf3.9_json_TRUNCATED_10KB-transfer_cloudpilot.json"
 
 
-def network(name: str) -> Path:
-    path = fixtures_dir() / "network" / name
-    if not path.is_file():
-        pytest.skip(f"shared fixture {path} is absent (../shared/fixtures beside the checkout)")
-    return path
-
-
-def text_of(name: str) -> str:
-    return read_text(network(name))
+network = partial(shared_fixture, "network")
+text_of = partial(shared_fixture_text, "network")
 
 
 def parse_fixture(name: str) -> ParseResult:
@@ -221,12 +214,7 @@ def test_members_of_the_wrong_type_or_size_become_missing_values(text: str) -> N
 # ---------------------------------------------------------------- detection
 
 def test_sniff_claims_both_iperf3_fixtures_and_nothing_else() -> None:
-    root = fixtures_dir()
-    if not root.is_dir():
-        pytest.skip(f"shared fixtures folder {root} is absent")
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.name.endswith(".source.txt")):
-        if path.name == "README.md":
-            continue
+    for path in shared_fixture_files():
         assert sniff(read_text(path)[:65536]) == path.name.startswith("iperf3"), path
 
 

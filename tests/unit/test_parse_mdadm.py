@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
+from tests.conftest import shared_fixture_files
 from tests.fuzzing import fuzz_parser, mutated
 
-from cassperf.config import fixtures_dir
 from cassperf.errors import ParseError
 from cassperf.parsers import read_text
 from cassperf.parsers.base import ParseResult
@@ -175,10 +175,7 @@ def test_numbers_beyond_int64_are_warnings_or_skipped_never_wrapped() -> None:
 def test_sniff_claims_the_mdadm_samples_and_no_shared_fixture() -> None:
     for name in EXPECTED:
         assert sniff(text_of(name))
-    root = fixtures_dir()
-    if not root.is_dir():
-        pytest.skip(f"shared fixtures folder {root} is absent")
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.name.endswith(".source.txt")):
+    for path in shared_fixture_files():
         assert not sniff(read_text(path)[:65536]), path
 
 

@@ -6,13 +6,13 @@ Expected figures are the ones each fixture's sidecar quotes from ping's own summ
 from __future__ import annotations
 
 import math
-from pathlib import Path
+from functools import partial
 
 import pandas as pd
 import pytest
+from tests.conftest import shared_fixture, shared_fixture_files
 from tests.fuzzing import fuzz_parser, mutated
 
-from cassperf.config import fixtures_dir
 from cassperf.errors import ParseError
 from cassperf.parsers import read_text
 from cassperf.parsers.base import ParseResult
@@ -21,11 +21,7 @@ from cassperf.parsers.ping import ERROR_COLUMNS, REPLY_COLUMNS, SUMMARY_COLUMNS,
 PKB = "ping_linux_iputils_pkb.out"
 
 
-def network(name: str) -> Path:
-    path = fixtures_dir() / "network" / name
-    if not path.is_file():
-        pytest.skip(f"shared fixture {path} is absent (../shared/fixtures beside the checkout)")
-    return path
+network = partial(shared_fixture, "network")
 
 
 def parse_fixture(name: str) -> ParseResult:
@@ -252,12 +248,7 @@ def test_an_overlong_ttl_is_not_cut_to_a_plausible_number() -> None:
 # ---------------------------------------------------------------- detection
 
 def test_sniff_claims_every_ping_fixture_and_nothing_else() -> None:
-    root = fixtures_dir()
-    if not root.is_dir():
-        pytest.skip(f"shared fixtures folder {root} is absent")
-    for path in sorted(p for p in root.rglob("*") if p.is_file() and not p.name.endswith(".source.txt")):
-        if path.name == "README.md":
-            continue
+    for path in shared_fixture_files():
         head = read_text(path)[:65536]
         assert sniff(head) == path.name.startswith("ping_"), path
 

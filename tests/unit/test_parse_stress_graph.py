@@ -25,6 +25,7 @@ from cassperf.parsers import detect, read_text
 from cassperf.parsers.base import ParseResult
 from cassperf.parsers.stress_graph import infer_ops, parse_stress_graph, sniff
 from cassperf.results.model import INTERVAL_COLUMNS, SUMMARY_COLUMNS
+from tests.conftest import shared_fixture
 from tests.fuzzing import FUZZ_EXAMPLES, fuzz_parser
 
 GRAPH = "cs_graph_3x_user_multiop_Summit-2016_tlp.html"
@@ -34,10 +35,7 @@ N_INTERVALS = [232, 224, 208, 192, 156, 232, 224, 204, 188, 160]
 
 
 def graph_text() -> str:
-    path = fixtures_dir() / "stress-graph" / GRAPH
-    if not path.is_file():
-        pytest.skip(f"shared fixture {path} is absent (../shared/fixtures beside the checkout)")
-    return read_text(path)
+    return read_text(shared_fixture("stress-graph", GRAPH))
 
 
 @functools.lru_cache(maxsize=None)

@@ -92,7 +92,7 @@ def test_easy_cass_stress_progress_rows_and_parameters() -> None:
     assert writes["rate_ewma_ops_s"].tolist() == [0.0, 218.0, 218.0, 221.29, 243.13, 243.13]
     assert writes["time_s"].tolist() == [3.0, 6.0, 9.0, 12.0, 15.0, 18.0]
     assert run.manifest["parameters"] == {
-        "operations": 10000, "consistency_level": "LOCAL_ONE", "serial_consistency_level": "LOCAL_SERIAL",
+        "operations": 10000, "cl": "LOCAL_ONE", "serial_cl": "LOCAL_SERIAL",
         "rate_limiter_step_ops_s": 500.0, "rate_limiter_target_ops_s": 5000.0}
     assert run.manifest["dropped_final_duplicate_row"] is False
     # the preamble (schema, driver, JVM lines) is skipped and counted: 34 lines, 1 command,

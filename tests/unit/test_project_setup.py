@@ -62,7 +62,7 @@ def test_ci_runs_make_test_with_an_empty_jar_cache_and_maven_repository_removed_
     seen = tmp_path / "seen"
     (bin_dir / "make").write_text(
         "#!/bin/sh\n"
-        f'{{ echo "args=$*"; echo "cwd=$(pwd)"; echo "cache=$CASSPERF_CACHE"; echo "m2=$CASSPERF_MAVEN_LOCAL_REPO"; '
+        f'{{ echo "args=$*"; echo "cwd=$(pwd)"; echo "cache=$CASSPERF_CACHE"; echo "m2=$CASSPERF_MAVEN_LOCAL_REPO"; echo "rootfs=$CASSPERF_ROOTFS_CACHE"; '
         f'echo "parent_entries=$(ls -A "$(dirname "$CASSPERF_CACHE")" | wc -l)"; }} > {seen}\n')
     (bin_dir / "make").chmod(0o755)
     env = {k: v for k, v in os.environ.items() if not k.startswith("CASSPERF_")}
@@ -76,3 +76,4 @@ def test_ci_runs_make_test_with_an_empty_jar_cache_and_maven_repository_removed_
     assert cache.parent == m2.parent and cache.name == "cache" and m2.name == "m2"
     assert got["parent_entries"] == "0", "the cache and the Maven repository start empty (not even created)"
     assert not cache.parent.exists(), ".ci/run removes its temporary folder at exit"
+    assert got["rootfs"] == f"{env['HOME']}/.cache/cassperf/rootfs", "the container root filesystem is built once per machine"

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 from hdrh.histogram import HdrHistogram
 
-from cassperf import hdr
+from cassperf.results import hdr
 from cassperf.workload.recorder import LAYOUT, Samples, counts_index, histogram_of
 
 

@@ -26,15 +26,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cassperf import hdr
+from tests.conftest import shared_fixture
 from cassperf.cluster import RemoteCluster
 from cassperf.errors import ConfigError, ToolError
 from cassperf.parsers import parse, parse_text
 from cassperf.parsers.hdr_log import write_hdr_log
+from cassperf.results import hdr
 from cassperf.results.manifest import REDACTED
 from cassperf.results.store import RunWriter, load_run
 from cassperf.workload import WorkloadSpec
 from cassperf.workload.runners import latte_commands, run_cassandra_stress, run_latte
+from cassperf.workload.runners.stress_cmdline import to_stress_args, to_stress_command
 from cassperf.workload.runners.streaming import Redactor, ToolCredentials, stream_process, tool_credentials
 from cassperf.workload.runners.stress_runner import (
     credentials_properties, properties_value, stress_install_version, with_mode_credentials,
@@ -166,7 +168,7 @@ def test_cassandra_stress_logs_in_with_mode_options_and_the_password_reaches_no_
     result, folder, seen = run_stress(SPEC, tmp_path, fake_stress)
     creds = ToolCredentials(USER, SECRET)
     # (a) the tool got them, at the end of its -mode group (before -graph), nothing else changed
-    assert seen["argv"] == with_mode_credentials(SPEC.to_stress_args(), creds)
+    assert seen["argv"] == with_mode_credentials(to_stress_args(SPEC), creds)
     mode = seen["argv"].index("-mode")
     assert seen["argv"][mode:mode + 7] == ["-mode", "native", "cql3", "connectionsPerHost=8",
                                           f"user={USER}", f"password={SECRET}", "-graph"]
@@ -178,7 +180,7 @@ def test_cassandra_stress_logs_in_with_mode_options_and_the_password_reaches_no_
     assert SECRET not in frames_text(loaded)
     assert SECRET not in repr(result.argv) and SECRET not in repr(result.process.argv)
     assert SECRET not in repr([r.manifest for r in result.parsed.runs]) and SECRET not in repr(result.parsed.tables)
-    assert loaded.manifest["command"] == ("cassandra-stress " + SPEC.to_stress_command().replace(
+    assert loaded.manifest["command"] == ("cassandra-stress " + to_stress_command(SPEC).replace(
         "connectionsPerHost=8", f"connectionsPerHost=8 user={USER} password={REDACTED}"))
     assert loaded.manifest["tool_auth"] == "mode-options"
     assert loaded.manifest["tool_auth_from_env"] == ["CASSPERF_USERNAME", "CASSPERF_PASSWORD"]
@@ -202,10 +204,10 @@ def test_cassandra_stress_logs_in_with_mode_options_and_the_password_reaches_no_
 
 def test_without_credentials_cassandra_stress_runs_exactly_as_before(no_credentials, tmp_path, fake_stress):
     result, folder, seen = run_stress(SPEC, tmp_path, fake_stress)
-    assert seen["argv"] == SPEC.to_stress_args() and seen["cwd"] == str(folder / "raw")
+    assert seen["argv"] == to_stress_args(SPEC) and seen["cwd"] == str(folder / "raw")
     loaded = load_run(folder)
-    assert loaded.manifest["command"] == "cassandra-stress " + SPEC.to_stress_command()
-    assert "tool_auth" not in loaded.manifest and result.argv[1:] == SPEC.to_stress_args()
+    assert loaded.manifest["command"] == "cassandra-stress " + to_stress_command(SPEC)
+    assert "tool_auth" not in loaded.manifest and result.argv[1:] == to_stress_args(SPEC)
     assert "  Password: null\n" in (folder / "raw" / "cassandra-stress.txt").read_text()
     assert not any("outside a password setting" in w for w in loaded.warnings)
 
@@ -228,7 +230,7 @@ def test_a_cassandra_5_install_reads_the_password_from_a_private_credentials_fil
     spec = WorkloadSpec(op="write", n=25_000, concurrency=3)
     result, folder, seen = run_stress(spec, tmp_path, fake)
     file_arg = seen["argv"].index("-credentials-file")
-    assert seen["argv"][:file_arg] == spec.to_stress_args() and len(seen["argv"]) == file_arg + 2
+    assert seen["argv"][:file_arg] == to_stress_args(spec) and len(seen["argv"]) == file_arg + 2
     assert not any(secret in a for a in seen["argv"])
     # java.util.Properties syntax: \= \: escaped, \\ doubled, non-ASCII as \uXXXX (load reads ISO-8859-1)
     assert seen["credentials"] == "cql.username=bench\ncql.password=pa\\=ss\\:w\\u00f6rd\\\\x \\#1\n"
@@ -241,7 +243,7 @@ def test_a_cassandra_5_install_reads_the_password_from_a_private_credentials_fil
     # asked to, the same install gets the -mode options instead
     fake.record.unlink()
     _, _, seen = run_stress(spec, tmp_path, fake, credentials_file=False)
-    assert seen["argv"] == with_mode_credentials(spec.to_stress_args(), ToolCredentials(USER, secret))
+    assert seen["argv"] == with_mode_credentials(to_stress_args(spec), ToolCredentials(USER, secret))
 
 
 def test_properties_values_escape_what_java_would_misread():
@@ -363,8 +365,8 @@ def test_a_number_like_password_is_redacted_where_keyed_and_the_figures_parse_un
     assert not any("outside a password setting" in w for w in loaded.warnings)
 
 
-def _lines(fixtures: Path) -> list[str]:
-    return [*(fixtures / CS_FIXTURE).read_text().splitlines(), *LATTE_FIXTURE.read_text().splitlines()]
+def _lines() -> list[str]:
+    return [*shared_fixture(CS_FIXTURE).read_text().splitlines(), *LATTE_FIXTURE.read_text().splitlines()]
 
 
 _NUMBER = re.compile(r"[0-9][0-9.,]*")
@@ -376,8 +378,8 @@ def _is_subsequence(small: list[str], big: list[str]) -> bool:
     return all(any(x == y for y in it) for x in small)
 
 
-def test_short_and_number_like_passwords_leave_every_unkeyed_line_of_real_captures_alone(fixtures):
-    lines = [ln for ln in _lines(fixtures) if not _KEYED.search(ln)]
+def test_short_and_number_like_passwords_leave_every_unkeyed_line_of_real_captures_alone():
+    lines = [ln for ln in _lines() if not _KEYED.search(ln)]
     for secret in ["1", "0", "00", "9.", ",", "e", "ms", "op", "25000", "2024", "1.6", "10,0", "0 0", "-1", "+1"]:
         redactor = Redactor([secret])
         assert [redactor.line(ln) for ln in lines] == lines, secret
@@ -406,10 +408,7 @@ def test_redaction_never_alters_a_figure_and_leaves_no_long_password(fixtures_li
 
 @pytest.fixture(scope="module")
 def fixtures_lines() -> list[str]:
-    from cassperf.config import fixtures_dir
-    if not (fixtures_dir() / CS_FIXTURE).is_file():
-        pytest.skip(f"shared fixture not found: {fixtures_dir() / CS_FIXTURE}")
-    return _lines(fixtures_dir())
+    return _lines()
 
 
 def test_the_keyed_rule_covers_the_ways_tools_print_a_password():

@@ -194,6 +194,19 @@ def test_latte_is_looked_for_in_LATTE_then_PATH_then_cargo_bin(tmp_path):
         f"or `cargo install latte-cli --version 0.29.0` (about 10 minutes to build)")
 
 
+@pytest.mark.parametrize("make, why", [
+    (lambda p: p, "does not exist"),
+    (lambda p: tool_file(p, executable=False), "is not executable (chmod +x?)"),
+    (lambda p: (p.mkdir(), p)[1], "is not a file"),
+])
+def test_a_wrong_LATTE_is_an_error_not_a_silent_fallback(tmp_path, make, why):
+    target = make(tmp_path / "latte-here")
+    on_path = tool_file(tmp_path / "bin" / "latte")
+    with pytest.raises(ToolNotFoundError) as err:
+        locate_latte({"LATTE": str(target), "PATH": str(on_path.parent), "HOME": str(tmp_path)})
+    assert str(err.value) == f"LATTE={target} {why}; point it at latte, or unset it to search PATH and ~/.cargo/bin"
+
+
 def test_latte_commands_for_a_counted_write():
     spec = WorkloadSpec(op="write", n=5000, cl="ONE", concurrency=64, column_size=100, warmup=False)
     cmd = latte_commands(spec, "/bin/latte", cluster=RemoteCluster("127.0.12.3"), report_path="raw/r.json",
@@ -364,7 +377,7 @@ def test_latte_writes_and_reads_keyspace1_standard1_into_one_run_with_the_sample
 
 
 def test_a_stress_hdr_log_is_stored_on_the_runs_clock_by_its_epoch_times(tmp_path):
-    from cassperf import hdr
+    from cassperf.results import hdr
     from cassperf.parsers.hdr_log import write_hdr_log
     from cassperf.workload.runners.stress_runner import _store_hdr
 

@@ -17,6 +17,7 @@ from cassperf.experiments.node_actions import make_warm
 from cassperf.experiments.study import Calibrated
 from cassperf.storage.facts import measure_storage, storage_name
 from cassperf.storage.loopfs import Storage
+from cassperf.workload.runners.stress_cmdline import to_stress_command
 
 
 def _knee(k: int) -> Calibrated:
@@ -77,7 +78,7 @@ def test_every_configuration_gets_the_sweep_and_the_empty_ones_a_chain_on_their_
     read = arms[0].spec
     assert (read.op, read.duration, read.n, read.keyspace, read.compression.chunk_length_in_kb) == \
         ("read", 5, None, "storage_c4", 4)
-    assert "-pop dist=UNIFORM(1..1000)" in read.to_stress_command(schema_precreated=True)
+    assert "-pop dist=UNIFORM(1..1000)" in to_stress_command(read, schema_precreated=True)
     assert study.aa_arm(arms) == "disk 64 KiB, full, 8 threads"
     assert [(p.name, p.context, p.spec.n) for p in study.preparations()] == [
         ("disk 4 KiB", "", 1000), ("disk 64 KiB", "", 1000), ("loop 64 KiB", "loop", 1000)]
@@ -165,3 +166,15 @@ def test_a_named_cluster_is_labelled_by_what_the_user_says_or_unknown() -> None:
         pass
     assert measure_storage(Named(), "mdadm raid0 4 x P30") == {"storage": "mdadm raid0 4 x P30"}
     assert measure_storage(Named()) == {"storage": "unknown (a named cluster: say what it is with storage_label)"}
+
+
+def test_the_runbook_is_printed_and_refused_without_named_devices_even_when_destructive_is_allowed() -> None:
+    from cassperf.experiments.storage_cache_report import runbook_items
+
+    printed, said = runbook_items("/dev/md0", [], [4, 128], 64)
+    assert ("mdadm --create /dev/md0 --level=raid0 --chunk=128 --raid-devices=4 /dev/sdc /dev/sdd /dev/sde /dev/sdf"
+            in printed.data) and "# RAID 0, 4 KiB chunks (the study&#x27;s devices: give raid_devices)" in printed.data
+    assert said.data == "<p>Printed only: <code>allow_destructive</code> is False.</p>"
+    refused = runbook_items("/dev/md0", [], [64], 64, allow_destructive=True)[-1]
+    assert refused.data == ("<p><b>Runbook not run:</b> not run: pass the devices the runbook may erase explicitly, "
+                            "e.g. devices=[&#x27;/dev/nvme1n1&#x27;, &#x27;/dev/nvme2n1&#x27;]</p>")

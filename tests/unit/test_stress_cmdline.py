@@ -24,10 +24,14 @@ from cassperf.workload import (
     Replication,
     WorkloadSpec,
     WorkloadSpecError,
+)
+from cassperf.workload.runners.stress_cmdline import (
+    DELETE_NOT_IN_SIMPLE_MODE,
     parse_stress_command,
     schema_cql,
+    to_stress_args,
+    to_stress_command,
 )
-from cassperf.workload.stress_cmdline import DELETE_NOT_IN_SIMPLE_MODE
 
 FUZZ = settings(max_examples=int(os.environ.get("CASSPERF_FUZZ_EXAMPLES", "150")), deadline=None)
 
@@ -75,8 +79,8 @@ SEEDS = [
 # ------------------------------------------------------------------------------ exact renders
 
 def test_seed_write_renders_exactly():
-    assert SEED_WRITE_SPEC.to_stress_command() == SEED_WRITE
-    assert SEED_WRITE_SPEC.to_stress_args() == [
+    assert to_stress_command(SEED_WRITE_SPEC) == SEED_WRITE
+    assert to_stress_args(SEED_WRITE_SPEC) == [
         "write", "no-warmup", "n=10000000", "cl=LOCAL_QUORUM", "-rate", "threads=256", "throttle=0/s",
         "-pop", "seq=1..10000000", "-col", "size=FIXED(818)", "-schema", "keyspace=ks410rf3",
         "replication(strategy=NetworkTopologyStrategy, dc1=3)", "-log", "interval=1", "hdrfile=run.hdr",
@@ -89,13 +93,13 @@ def test_seed_write_parses_to_the_spec():
 
 
 def test_mixed_fixed_rate_renders_exactly():
-    assert MIXED_SPEC.to_stress_command() == MIXED
+    assert to_stress_command(MIXED_SPEC) == MIXED
     assert parse_stress_command(MIXED) == MIXED_SPEC
 
 
 @pytest.mark.parametrize("seed", SEEDS[:4])
 def test_seed_strings_render_back_identically(seed):
-    assert parse_stress_command(seed).to_stress_command() == seed
+    assert to_stress_command(parse_stress_command(seed)) == seed
 
 
 def test_quoted_option_group_and_sub_second_interval_parse():
@@ -103,25 +107,25 @@ def test_quoted_option_group_and_sub_second_interval_parse():
     assert (spec.column_count, spec.column_size, spec.interval_s, spec.log_file) == (10, 100, 0.5, "read.log")
     assert spec.population == Population("gaussian", 1, 1000, 500.0, 100.5)
     assert spec.replication == Replication.simple(1)
-    assert spec.to_stress_command() == SEEDS[4].replace('"-schema"', "-schema")
+    assert to_stress_command(spec) == SEEDS[4].replace('"-schema"', "-schema")
 
 
 def test_defaults_that_cassandra_stress_shares_are_left_out():
     spec = WorkloadSpec(n=100, column_size=34, concurrency=4)
-    assert spec.to_stress_command() == "write n=100 cl=LOCAL_ONE -rate threads=4 throttle=0/s -log interval=1 " \
+    assert to_stress_command(spec) == "write n=100 cl=LOCAL_ONE -rate threads=4 throttle=0/s -log interval=1 " \
                                        "-mode native cql3"
 
 
 def test_mixed_default_ratio_and_simple_strategy():
     spec = WorkloadSpec(op="mixed", n=500, concurrency=8, replication=Replication.simple(3), prepared=True)
-    assert spec.to_stress_command() == (
+    assert to_stress_command(spec) == (
         'mixed ratio(write=1,read=1) n=500 cl=LOCAL_ONE -rate threads=8 throttle=0/s -col size=FIXED(818) '
         '-schema "replication(strategy=SimpleStrategy, factor=3)" -log interval=1 -mode native cql3 prepared')
 
 
 @pytest.mark.parametrize("seconds, text", [(30, "30s"), (600, "10m"), (90, "90s"), (7200, "2h"), (5400, "90m")])
 def test_duration_uses_the_largest_whole_unit(seconds, text):
-    assert f" duration={text} " in WorkloadSpec(duration=seconds).to_stress_command()
+    assert f" duration={text} " in to_stress_command(WorkloadSpec(duration=seconds))
 
 
 # ------------------------------------------------------------------------------ delete, compression
@@ -129,16 +133,16 @@ def test_duration_uses_the_largest_whole_unit(seconds, text):
 def test_delete_share_cannot_be_expressed_in_simple_mode():
     spec = WorkloadSpec(op="mixed", duration="10m", ratio={"read": 5, "write": 4, "delete": 1})
     with pytest.raises(WorkloadSpecError) as info:
-        spec.to_stress_args()
+        to_stress_args(spec)
     assert str(info.value) == DELETE_NOT_IN_SIMPLE_MODE
     assert str(info.value) == (
         "a delete share cannot be expressed in cassandra-stress simple mode: its commands are read, write, mixed, "
         "counter_read and counter_write, and mixed ratio(...) takes only those; run deletes with a "
         "cassandra-stress user profile (a DELETE query in ops(...)): "
-        "cassperf.workload.stress_profile.profile_yaml(spec) and to_user_args(spec, profile_path), which "
+        "cassperf.workload.runners.stress_profile.profile_yaml(spec) and to_user_args(spec, profile_path), which "
         "run_cassandra_stress uses by itself for such a spec, or with the python-driver engine")
     with pytest.raises(WorkloadSpecError, match="^a delete share cannot be expressed"):
-        WorkloadSpec(op="delete", n=10).to_stress_command()
+        to_stress_command(WorkloadSpec(op="delete", n=10))
 
 
 def test_delete_in_a_parsed_ratio_is_rejected():
@@ -177,11 +181,11 @@ def test_cassperf_run_refuses_a_replication_factor_of_0_in_one_line(tmp_path):
 def test_chunk_length_needs_a_precreated_table():
     spec = dataclasses.replace(MIXED_SPEC, compression=Compression("LZ4", 16))
     with pytest.raises(WorkloadSpecError) as info:
-        spec.to_stress_command()
+        to_stress_command(spec)
     assert str(info.value) == (
         "cassandra-stress -schema compression= takes a compressor class only, so chunk_length_in_kb=16 cannot be "
         "passed: create the table first with schema_cql(spec) and render with schema_precreated=True")
-    assert spec.to_stress_command(schema_precreated=True) == MIXED
+    assert to_stress_command(spec, schema_precreated=True) == MIXED
 
 
 # ------------------------------------------------------------------------------ schema CQL
@@ -220,7 +224,7 @@ def test_parse_cassandra_4_1_command_from_the_fixture_sidecar():
     spec = parse_stress_command("cassandra-stress write no-warmup n=25000 cl=one -rate threads=3 -node 10.17.64.5")
     assert (spec.n, spec.cl, spec.concurrency, spec.nodes, spec.column_size) == (25000, "ONE", 3, ("10.17.64.5",), 34)
     assert spec.prepared  # no -mode: cassandra-stress prepares statements
-    assert spec.to_stress_command() == ("write no-warmup n=25000 cl=ONE -rate threads=3 throttle=0/s -log interval=1 "
+    assert to_stress_command(spec) == ("write no-warmup n=25000 cl=ONE -rate threads=3 throttle=0/s -log interval=1 "
                                         "-mode native cql3 prepared -node 10.17.64.5")
 
 
@@ -397,10 +401,10 @@ ROUND_TRIPS = {"n": 0}
 @given(specs())
 def test_parse_of_render_is_identity(spec):
     ROUND_TRIPS["n"] += 1
-    text = spec.to_stress_command()
+    text = to_stress_command(spec)
     assert parse_stress_command(text) == spec
-    assert parse_stress_command(spec.to_stress_args()) == spec
-    assert parse_stress_command(text).to_stress_command() == text
+    assert parse_stress_command(to_stress_args(spec)) == spec
+    assert to_stress_command(parse_stress_command(text)) == text
 
 
 def _mutate(text: str, data: st.DataObject) -> str:
@@ -441,7 +445,7 @@ def test_mutated_seed_commands_parse_or_raise_config_error(seed, data):
         return
     assert isinstance(spec, WorkloadSpec)
     # whatever parsed renders (no delete, no chunk length can come from a command) and reads back
-    assert parse_stress_command(spec.to_stress_command()) == spec
+    assert parse_stress_command(to_stress_command(spec)) == spec
 
 
 def teardown_module() -> None:

@@ -23,8 +23,13 @@ from cassperf.results.store import RunWriter, load_run
 from cassperf.workload import Compaction, Compression, Population, Rate, Ratio, Replication, WorkloadSpec
 from cassperf.workload.runners import run_cassandra_stress, stress_argv
 from cassperf.workload.spec import WorkloadSpecError
-from cassperf.workload.stress_cmdline import DELETE_NOT_IN_SIMPLE_MODE, schema_cql
-from cassperf.workload.stress_profile import (
+from cassperf.workload.runners.stress_cmdline import (
+    DELETE_NOT_IN_SIMPLE_MODE,
+    schema_cql,
+    to_stress_args,
+    to_stress_command,
+)
+from cassperf.workload.runners.stress_profile import (
     PROFILE_NAME,
     ProfileSchema,
     needs_profile,
@@ -47,7 +52,7 @@ GC_SPEC = WorkloadSpec(
     compression=Compression("LZ4", 16), hdr_file="gc.hdr", connections_per_host=128,
 )
 GC_PROFILE = '''\
-# cassandra-stress user profile for a cassperf WorkloadSpec (cassperf.workload.stress_profile):
+# cassandra-stress user profile for a cassperf WorkloadSpec (cassperf.workload.runners.stress_profile):
 # the schema cassandra-stress creates in simple mode, and the read and delete queries.
 keyspace: ksgc
 keyspace_definition: |
@@ -468,8 +473,8 @@ def test_runner_writes_the_profile_into_raw_and_runs_user_mode(tmp_path, fake_st
 def test_runner_keeps_simple_mode_for_a_spec_without_deletes(tmp_path, fake_stress):
     spec = WorkloadSpec(op="mixed", ratio={"write": 4, "read": 5}, n=25_000, concurrency=3)
     loaded, folder, seen = _run(spec, tmp_path, fake_stress)
-    assert seen["argv"] == spec.to_stress_args() and seen["profile"] is None
-    assert loaded.manifest["command"] == "cassandra-stress " + spec.to_stress_command()
+    assert seen["argv"] == to_stress_args(spec) and seen["profile"] is None
+    assert loaded.manifest["command"] == "cassandra-stress " + to_stress_command(spec)
     assert "stress_profile" not in loaded.manifest and not (folder / "raw" / PROFILE_NAME).exists()
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+from pathlib import Path
 
 import pytest
 
@@ -19,6 +20,8 @@ from cassperf.workload import (
     WorkloadSpecError,
     warn_replication,
 )
+from cassperf.workload import spec as spec_module
+from tests.unit.test_analysis_imports import imported_names
 
 ALL_LEVELS = "ONE, TWO, THREE, QUORUM, ALL, LOCAL_ONE, LOCAL_QUORUM, EACH_QUORUM, SERIAL, LOCAL_SERIAL"
 
@@ -399,3 +402,11 @@ def test_level_beyond_the_replication_factor_is_reported_once():
 
 def test_default_replication_is_rf1():
     assert warn_replication(WorkloadSpec(n=1), {"datacenter1": 1}) == []
+
+
+def test_the_spec_knows_no_tool_command_line():
+    """The translation to cassandra-stress lives beside the runners (runners.stress_cmdline),
+    one way only: spec.py imports nothing of cassperf but its errors, and has no to_stress_*."""
+    names = imported_names(Path(spec_module.__file__))
+    assert [n for n in names if n.startswith("cassperf")] == ["cassperf.errors", "cassperf.errors.ConfigError"]
+    assert [a for a in dir(WorkloadSpec) if "stress" in a] == []

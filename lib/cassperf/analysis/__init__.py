@@ -44,8 +44,9 @@ from cassperf.analysis.windows import (
 )
 
 __all__ = [
-    "AnalysisError", "ArmComparison", "Comparison", "compare_arms", "left_out", "run_figures", "SteadyState", "SweepPlan", "Window", "compare_groups", "compare_runs",
-    "compare_windows", "fmt_micros", "fmt_ms", "fmt_pct", "fmt_rate", "pending", "phase_table", "phase_window",
-    "run_window", "runs_frame", "slice_histograms", "slice_intervals", "slice_metrics", "stability", "steady_state", "window_before",
+    "AnalysisError", "ArmComparison", "compare_arms", "compare_groups", "compare_runs", "compare_windows",
+    "Comparison", "fmt_micros", "fmt_ms", "fmt_pct", "fmt_rate", "left_out", "pending", "phase_table",
+    "phase_window", "run_figures", "run_window", "runs_frame", "slice_histograms", "slice_intervals",
+    "slice_metrics", "stability", "steady_state", "SteadyState", "SweepPlan", "Window", "window_before",
     "window_stats",
 ]

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats as sps
 
-from cassperf import hdr
+from cassperf.results import hdr
 from cassperf.analysis.select import choose_tag
 from cassperf.results.model import Run
 

@@ -15,7 +15,9 @@ path real runs take from the samples on (simulate.sim_figures), compared by arms
    of the difference of the means divided by A's mean (`coverage_linear`).
 3. TOST at the margin: B faster by exactly `margin_pct`: the share where equivalence within
    ±margin_pct "holds" (at most 5%); and on set 1, the share where it holds with no difference.
-4. For contrast, on the same runs: the old within-run method (compare.compare_samples on one
+4. Paired or not: sets 1 and 2 again with the block labels dropped, so that compare_arms uses
+   Welch's test (`aa_rate_welch`, `power_rate_welch`: its power at the paired test's MDE).
+5. For contrast, on the same runs: the old within-run method (compare.compare_samples on one
    run a side, block 1's) with and without its 10% CV veto, and a plain percentile bootstrap
    over runs for p99 (the 2.5 and 97.5 percentiles of the bootstrap ratio, every resample
    enumerated), which the method does not use.
@@ -25,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import pandas as pd
@@ -35,8 +37,8 @@ from cassperf.analysis.arms import ArmComparison, compare_arms, resamples
 from cassperf.analysis.claims import HOLDS
 from cassperf.analysis.compare import compare_samples
 from cassperf.analysis.repeats import OK
-from cassperf.analysis.samples import stack, window_samples
-from cassperf.analysis.simulate import Noise, SimArm, SimRun, sim_figures, simulate
+from cassperf.analysis.samples import OpSamples, stack, window_samples
+from cassperf.analysis.simulate import Noise, SimArm, sim_figures, simulate
 from cassperf.analysis.steady import mser5_steady
 from cassperf.analysis.verdicts import equivalent
 
@@ -54,6 +56,8 @@ class Calibration:
     mde_p99_pct: float
     power_rate: float
     power_p99: float
+    aa_rate_welch: float
+    power_rate_welch: float
     coverage: float
     coverage_linear: float
     margin_pct: float
@@ -68,29 +72,56 @@ class Calibration:
     plain_bootstrap_aa_p99: float
 
 
+CHUNK = 250      # studies simulated at once: their per-interval histograms are dropped after each chunk
+
+
 def _set(arms: Sequence[SimArm], repeats: int, noise: Noise, seed: int, studies: int, histograms: bool,
-         metrics: Sequence[str]) -> tuple[list[list[SimRun]], pd.DataFrame, dict[str, list[ArmComparison]]]:
-    sims = simulate(arms, repeats, noise, seed, studies, histograms)
-    frame = sim_figures([r for s in sims for r in s])
+         metrics: Sequence[str], keep_hist: bool = False) \
+        -> tuple[list[tuple[OpSamples, OpSamples]], pd.DataFrame, dict[str, list[ArmComparison]]]:
+    """(block 1's steady-window samples of arms a and b per study, the run figures of every study,
+    the comparisons per metric), simulated CHUNK studies at a time (chunk c seeded seed x 1000 + c)."""
+    firsts: list[tuple[OpSamples, OpSamples]] = []
+    frames = []
+    for lo in range(0, studies, CHUNK):
+        hi = min(studies, lo + CHUNK)
+        part = [replace(a, rate=_slice(a.rate, lo, hi), latency=_slice(a.latency, lo, hi)) for a in arms]
+        sims = simulate(part, repeats, noise, seed * 1000 + lo // CHUNK, hi - lo, histograms)
+        frame = sim_figures([r for s in sims for r in s])
+        frames.append(frame.assign(study=(frame["study"].astype(int) + lo).astype(str)))
+        for study in sims:
+            first = {r.labels["arm"]: r.samples for r in study if r.labels["block"] == "1"}
+            firsts.append((_steady(first["a"], keep_hist), _steady(first["b"], keep_hist)))
+    frame = pd.concat(frames, ignore_index=True)
     per_study = [f for _, f in frame.groupby("study", sort=False)]
-    return sims, frame, {m: [compare_arms(f, "a", "b", "write", m) for f in per_study] for m in metrics}
+    return firsts, frame, {m: [compare_arms(f, "a", "b", "write", m) for f in per_study] for m in metrics}
+
+
+def _slice(factor: float | Sequence[float], lo: int, hi: int) -> float | Sequence[float]:
+    return factor if np.ndim(factor) == 0 else np.asarray(factor)[lo:hi]
+
+
+def _steady(samples: OpSamples, keep_hist: bool) -> OpSamples:
+    st = mser5_steady(samples.start_s, samples.end_s, samples.rate_ops_s)
+    window = window_samples(samples, st.window.start_s, st.window.end_s)
+    return window if keep_hist else replace(window, hist=None)
+
+
+def _unpaired(frame: pd.DataFrame, metric: str) -> list[bool]:
+    """Significant per study when the comparison ignores the blocks (Welch's test)."""
+    blind = frame.assign(block=pd.array([None] * len(frame), dtype="Int64"))
+    return [compare_arms(f, "a", "b", "write", metric).significant for _, f in blind.groupby("study", sort=False)]
 
 
 def _share(flags: Sequence[bool]) -> float:
     return float(np.mean(flags)) if len(flags) else math.nan
 
 
-def _old(sims: list[list[SimRun]], metric: str) -> tuple[list[bool], list[bool]]:
+def _old(firsts: list[tuple[OpSamples, OpSamples]], metric: str) -> tuple[list[bool], list[bool]]:
     """(significant with the CV veto, significant without it) of the within-run method on block
     1's run of each arm."""
     veto, plain = [], []
-    for study in sims:
-        first = {r.labels["arm"]: r.samples for r in study if r.labels["block"] == "1"}
-        windows = []
-        for s in (first["a"], first["b"]):
-            st = mser5_steady(s.start_s, s.end_s, s.rate_ops_s)
-            windows.append(window_samples(s, st.window.start_s, st.window.end_s))
-        c = compare_samples(windows[0], windows[1], metric, reps=400)
+    for sa, sb in firsts:
+        c = compare_samples(sa, sb, metric, reps=400)
         veto.append(c.significant)
         if c.p_value is not None:
             plain.append(c.p_value < 0.05)
@@ -145,17 +176,18 @@ def calibrate(repeats: int = 3, studies: int = 2000, noise: Noise = Noise(), see
               margin_pct: float = 30.0, old_p99: bool = False) -> Calibration:
     """The figures of the module docstring (seeded: the same arguments give the same figures)."""
     same = [SimArm("a"), SimArm("b")]
-    sims, frame, aa = _set(same, repeats, noise, seed, studies, True,
-                           ("rate_ops_s", "latency_mean_ms", "latency_p99_ms"))
+    firsts, frame, aa = _set(same, repeats, noise, seed, studies, True,
+                             ("rate_ops_s", "latency_mean_ms", "latency_p99_ms"), keep_hist=old_p99)
     mde_rate = np.array([c.mde_pct for c in aa["rate_ops_s"]])
     mde_p99 = np.array([c.mde_pct for c in aa["latency_p99_ms"]])
-    fast, fast_frame, power_rate = _set([SimArm("a"), SimArm("b", rate=1 + np.nan_to_num(mde_rate) / 100)], repeats, noise,
-                               seed + 1, studies, False, ("rate_ops_s",))
+    faster = SimArm("b", rate=1 + np.nan_to_num(mde_rate) / 100)
+    fast, fast_frame, power_rate = _set([SimArm("a"), faster], repeats, noise, seed + 1, studies, False,
+                                        ("rate_ops_s",))
     _, _, power_p99 = _set([SimArm("a"), SimArm("b", latency=1 + np.nan_to_num(mde_p99) / 100)], repeats, noise,
                            seed + 2, studies, True, ("latency_p99_ms",))
     _, _, tost = _set([SimArm("a"), SimArm("b", rate=1 + margin_pct / 100)], repeats, noise, seed + 3, studies,
                       False, ("rate_ops_s",))
-    old_aa, old_aa_plain = _old(sims, "rate_ops_s")
+    old_aa, old_aa_plain = _old(firsts, "rate_ops_s")
     old_pw, old_pw_plain = _old(fast, "rate_ops_s")
     per_study = [f for _, f in frame.groupby("study", sort=False)]
     truth = np.nan_to_num(mde_rate) / 100          # the true change of the power studies, as a fraction
@@ -168,6 +200,8 @@ def calibrate(repeats: int = 3, studies: int = 2000, noise: Noise = Noise(), see
         mde_rate_pct=float(np.nanmedian(mde_rate)), mde_p99_pct=float(np.nanmedian(mde_p99)),
         power_rate=_share([c.significant for c in power_rate["rate_ops_s"]]),
         power_p99=_share([c.significant for c in power_p99["latency_p99_ms"]]),
+        aa_rate_welch=_share(_unpaired(frame, "rate_ops_s")),
+        power_rate_welch=_share(_unpaired(fast_frame, "rate_ops_s")),
         coverage=_share(coverage), coverage_linear=_share(_linear_coverage(fast_frame, truth, repeats)),
         margin_pct=margin_pct,
         tost_at_margin=_share([equivalent(c, margin_pct).verdict == HOLDS for c in tost["rate_ops_s"]]),
@@ -175,6 +209,6 @@ def calibrate(repeats: int = 3, studies: int = 2000, noise: Noise = Noise(), see
         excluded=float((frame["status"] != OK).mean()),
         old_aa=_share(old_aa), old_aa_no_veto=_share(old_aa_plain),
         old_power=_share(old_pw), old_power_no_veto=_share(old_pw_plain),
-        old_aa_p99=_share(_old(sims, "latency_p99_ms")[1]) if old_p99 else math.nan,
+        old_aa_p99=_share(_old(firsts, "latency_p99_ms")[1]) if old_p99 else math.nan,
         plain_bootstrap_aa_p99=_share([plain_bootstrap_significant(f) for f in per_study]),
     )

@@ -2,10 +2,10 @@
 
 Window statistics, batch means and the block bootstrap all start here. When the run has HDR
 histograms for the op, each histogram row is one interval: it is decoded once
-(`cassperf.hdr.decode_counts`) into a row of a matrix over the union of the buckets any interval
+(`cassperf.results.hdr.decode_counts`) into a row of a matrix over the union of the buckets any interval
 used, so a merge of any selection of intervals (a window, a bootstrap replicate) is a sum of
 rows: the exact histogram of the union of their samples. Percentiles of a merged row follow the
-rule of `cassperf.hdr.percentile_values` (checked against it in the tests). Without histograms,
+rule of `cassperf.results.hdr.percentile_values` (checked against it in the tests). Without histograms,
 the interval rows' columns are used and `merged` is False: their percentiles cannot be merged.
 """
 
@@ -19,7 +19,6 @@ import numpy as np
 import pandas as pd
 from hdrh.histogram import HdrHistogram
 
-from cassperf import hdr
 from cassperf.analysis.select import (
     AnalysisError,
     choose_tag,
@@ -30,6 +29,7 @@ from cassperf.analysis.select import (
     ops_of,
     run_name,
 )
+from cassperf.results import hdr
 from cassperf.results.model import Run
 
 PERCENTILE_COLUMNS: dict[float, str] = {50.0: "latency_p50_ms", 95.0: "latency_p95_ms", 99.0: "latency_p99_ms",
@@ -49,7 +49,7 @@ class HistCounts:
     def _values(self) -> tuple[np.ndarray, np.ndarray]:
         """Per bucket: the value a percentile landing there reports (highest equivalent value)
         and the value the mean counts it at (median equivalent), in recorded units. The bucket
-        arithmetic of HdrHistogram (as cassperf.hdr.mean_value does it), vectorised; the tests
+        arithmetic of HdrHistogram (as cassperf.results.hdr.mean_value does it), vectorised; the tests
         check it against the package's get_highest_equivalent_value."""
         tmpl = HdrHistogram(self.layout.lowest, self.layout.highest, self.layout.significant_figures)
         half = int(tmpl.sub_bucket_half_count)
@@ -64,7 +64,7 @@ class HistCounts:
         return lowest + size - 1, (lowest + (size >> 1)).astype(np.float64)
 
     def stats_ms(self, merged: np.ndarray, unit: str) -> dict[str, float | int]:
-        """cassperf.hdr.stats_ms of one merged row (exact: same code on the dense counts)."""
+        """cassperf.results.hdr.stats_ms of one merged row (exact: same code on the dense counts)."""
         if not len(self.index) or not merged.any():
             return {"count": 0, **{c: float("nan") for c in ("latency_mean_ms", *PERCENTILE_COLUMNS.values())}}
         lo = int(self.index[0])

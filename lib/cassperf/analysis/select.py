@@ -179,7 +179,7 @@ def interval_counts(rows: pd.DataFrame, manifest: dict[str, Any]) -> np.ndarray:
 
 
 def in_window(start: np.ndarray, end: np.ndarray, window_start_s: float, window_end_s: float) -> np.ndarray:
-    """Intervals whose midpoint lies in [window_start_s, window_end_s): the rule cassperf.hdr
+    """Intervals whose midpoint lies in [window_start_s, window_end_s): the rule cassperf.results.hdr
     uses, so windows that tile the time axis count every interval once."""
     mid = (np.asarray(start, dtype="float64") + np.asarray(end, dtype="float64")) / 2.0
     return (mid >= window_start_s) & (mid < window_end_s)

@@ -46,7 +46,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from cassperf import hdr
+from cassperf.results import hdr
 from cassperf.analysis.repeats import figures_frame, samples_row
 from cassperf.analysis.samples import HistCounts, OpSamples, window_samples
 from cassperf.analysis.steady import mser5_steady

@@ -10,6 +10,18 @@
     claims_table(aa, claims) -> DataFrame       the A/A row first, then the claims; every verdict
                                                 withheld when the A/A row is significant
 
+A study's claims, from its stored runs (labels `arm` and `block` as the executor writes them):
+
+    figures = run_figures(runs)                                  # analysis.repeats, one row per run and op
+    twin = compare_arms(figures, "rf-write/rf=3", "rf-write/rf=3/aa", "write")    # analysis.arms
+    aa = claim("A/A: RF 3 writes, the same arm twice", SOURCE, aa_control(twin))
+    rf = compare_arms(figures, "rf-write/rf=2", "rf-write/rf=1", "write")          # B = RF 1 against A = RF 2
+    rows = [claim("Writes at RF 1 are faster than at RF 2", SOURCE, directional(rf, +1)),
+            claim("RF 2 and RF 3 write at about the same rate", SOURCE,
+                  equivalent(compare_arms(figures, "rf-write/rf=2", "rf-write/rf=3", "write"), 10.0))]
+    table = claims_table(aa, rows)                               # the report's claims table
+    gone = left_out(figures)                                     # the runs that left, and why
+
 `c` is an analysis.arms.ArmComparison. Verdicts are "holds", "does not hold" or "not shown";
 every reason is one line, and every "not shown" says why and what change the runs could have
 detected (the comparison's MDE, 80% power at the 5% level).
@@ -45,7 +57,7 @@ from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from cassperf.analysis.arms import ArmComparison, compare_arms
+from cassperf.analysis.arms import ArmComparison, compare_stored
 from cassperf.analysis.claims import FAILS, HOLDS, NOT_SHOWN, Claim
 from cassperf.analysis.format import fmt_p, fmt_pct
 
@@ -125,9 +137,9 @@ def plateau(figures: pd.DataFrame, points: Mapping[float, str], knee: float, op:
         raise ValueError(f"plateau: the knee {knee!r} must be one of the sweep's points {xs} with a point "
                          f"below and above it")
     rule = PLATEAU_RULE.format(k=knee, m=margin_pct)
-    grow = compare_arms(figures, points[xs[0]], points[knee], op, metric)
+    grow = compare_stored(figures, points[xs[0]], points[knee], op, metric)
     rise = directional(grow, +1)
-    above = [(x, compare_arms(figures, points[knee], points[x], op, metric)) for x in xs if x > knee]
+    above = [(x, compare_stored(figures, points[knee], points[x], op, metric)) for x in xs if x > knee]
     if rise.verdict == FAILS:
         return Verdict(FAILS, f"from {xs[0]:g} to {knee:g}: {grow.text}: it falls", rule, grow)
     beyond = [(x, c) for x, c in above if not c.problem and c.ci_pct(0.90)[0] > margin_pct]

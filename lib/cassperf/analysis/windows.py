@@ -2,7 +2,7 @@
 
 A `Window` is [start_s, end_s) in seconds since the run's start (the runs' `time_s`). An
 interval belongs to a window when its midpoint does (`select.in_window`, the rule of
-`cassperf.hdr.merge`), so adjacent windows never count an interval twice.
+`cassperf.results.hdr.merge`), so adjacent windows never count an interval twice.
 
 `window_stats` gives an op's count, throughput and latency in a window with the percentiles
 **merged from the run's HDR histograms** (the sum of the window's interval histograms is the

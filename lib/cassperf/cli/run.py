@@ -37,7 +37,7 @@ def _labels(pairs: list[str]) -> dict[str, str]:
 
 
 def _spec(words: list[str]) -> Any:
-    from cassperf.workload.stress_cmdline import parse_stress_command
+    from cassperf.workload.runners.stress_cmdline import parse_stress_command
 
     if not words:
         raise ConfigError("no command: give a cassandra-stress command line, e.g. "

@@ -71,7 +71,7 @@ class LocalNode:
         self.spec = spec
         self.layout = layout
         self.ports = ports
-        self.popen: subprocess.Popen | None = None
+        self.popen: subprocess.Popen | Any = None   # anything with pid and poll() (a container's node: container.py)
 
     @property
     def name(self) -> str:
@@ -268,7 +268,6 @@ class LocalCluster(ClusterHandle):
             write_node_conf(node.layout, yaml_conf, node.spec)
             cmd = server_command(java.executable, classpath, jars.jamm, jolokia, node.spec, node.layout, node.ports,
                                  JvmSettings(self.heap_mb, self.jvm_options), access)
-            cmd = self.dc_command(node.spec.dc, cmd)
             self._start_node(node, cmd, timeout_s or self.start_timeout_s)
         if len(self.nodes) > 1:
             self._wait_for_ring(timeout_s or self.start_timeout_s)
@@ -304,7 +303,7 @@ class LocalCluster(ClusterHandle):
     def _start_node(self, node: LocalNode, cmd: list[str], timeout_s: float) -> None:
         log = node.layout.system_log
         offset = log.stat().st_size if log.exists() else 0
-        node.popen = process.spawn(cmd, node.layout.root, node.layout.stdout_log, node.layout.pid_file)
+        node.popen = self._spawn(node, cmd)
         started = time.monotonic()
         alive = lambda: node.popen.poll() is None  # noqa: E731
         try:
@@ -319,6 +318,11 @@ class LocalCluster(ClusterHandle):
             rc = node.popen.poll()
             raise ClusterError(f"{node.name} of cluster {self.name} died during start (exit code {rc}) after "
                                f"{time.monotonic() - started:.1f} s.\n{node.log_tail()}")
+
+    def _spawn(self, node: LocalNode, cmd: list[str]) -> subprocess.Popen | Any:
+        """Start the node's server command (in its DC's namespace, if any); the handle has pid and poll()."""
+        return process.spawn(self.dc_command(node.spec.dc, cmd), node.layout.root, node.layout.stdout_log,
+                             node.layout.pid_file)
 
     # -- stop ----------------------------------------------------------------------------------
     def stop(self, timeout_s: float = 60.0) -> list[str]:
@@ -385,11 +389,15 @@ class LocalCluster(ClusterHandle):
         access = self.access()
         login = [] if access is None else ["-u", access.jmx_credentials(read_only).user,
                                            "-pwf", str(access.jmx_password_file)]
-        return self.dc_command(n.spec.dc, [str(self.java().executable), "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+        return self._tool_command(n, [str(self.java().executable), "-Xmx128m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
                 *CLIENT_JPMS, f"-Duser.home={home}",
                 f"-Dlogback.configurationFile=file://{n.layout.conf / 'logback-tools.xml'}",
                 "-cp", self.jars().classpath(n.layout.conf), "org.apache.cassandra.tools.NodeTool",
                 "-h", "127.0.0.1", "-p", str(n.ports.jmx), *login, *args])
+
+    def _tool_command(self, node: LocalNode, argv: list[str]) -> list[str]:
+        """`argv` (a JVM tool such as nodetool) as a command that reaches `node`'s JMX port on 127.0.0.1."""
+        return self.dc_command(node.spec.dc, argv)
 
     def nodetool(self, node: str | int | LocalNode, *args: str, timeout: float = 120.0) -> str:
         """Run nodetool against `node` and return its stdout; ToolError on failure or timeout."""
@@ -463,7 +471,7 @@ class LocalCluster(ClusterHandle):
 
     def _start_with_network(self, timeout_s: float | None) -> "LocalCluster":
         assert self.network is not None
-        netns.check_support(self.network.rtt_ms)
+        self.network.check_support()
         to_start = [n for n in self.nodes if not n.is_running()]
         if len(to_start) < len(self.nodes) and not self.network.healthy():
             raise ClusterError(f"cluster {self.name}: nodes run but its DC network ({self.network.router}) is gone "

@@ -322,6 +322,9 @@ class DcNetwork:
                 "namespaces": {lk.dc: lk.namespace for lk in self.links},
                 "subnets": {lk.dc: str(lk.subnet) for lk in self.links}}
 
+    def check_support(self) -> None:
+        check_support(self.rtt_ms)
+
     # -- state -------------------------------------------------------------------------------
     def exists(self) -> bool:
         have = set(namespaces())

@@ -4,7 +4,9 @@ deployment, one table per machine) on the Study contract.
 
 A deployment here is one a local machine can really make: a Cassandra version, the Java major
 it runs on, and where its data lives (``disk``: the cluster folder's filesystem; ``tmpfs``:
-data, commit log, hints and saved caches in a RAM filesystem, ``/dev/shm`` by default). Written
+data, commit log, hints and saved caches in a RAM filesystem, ``/dev/shm`` by default;
+``container``: the node in a container under podman on a Debian root filesystem with that Java,
+data on the cluster folder's disk, cassperf.cluster.container). Written
 ``VERSION:javaN:STORAGE``, e.g. ``5.0.6:java17:disk``; the deployment label is
 ``5.0.6-java17-disk``. The study's own deployments (Windows, WSL, Docker, ...) come in as
 imported logs labelled ``deployment=...`` and ``machine=...``.
@@ -45,7 +47,7 @@ from cassperf.workload.spec import Ratio, WorkloadSpec
 
 STUDY = "deployment-comparison"
 SOURCE = "../shared/studies/003_854608a88be1fc82.txt"
-STORAGES = ("disk", "tmpfs")
+STORAGES = ("disk", "tmpfs", "container")
 OPS = ("write", "read", "mixed")
 _TOKEN = re.compile(r"(?P<version>\d+\.\d+\.\d+):java(?P<java>\d+):(?P<storage>[a-z]+)")
 
@@ -54,7 +56,7 @@ _TOKEN = re.compile(r"(?P<version>\d+\.\d+\.\d+):java(?P<java>\d+):(?P<storage>[
 class Deployment:
     version: str            # Cassandra version (Maven Central), e.g. 5.0.6
     java: int               # Java major the node runs on
-    storage: str            # disk | tmpfs
+    storage: str            # disk | tmpfs | container (the node in a container, data on disk)
 
     @property
     def name(self) -> str:
@@ -62,6 +64,8 @@ class Deployment:
 
     @property
     def title(self) -> str:
+        if self.storage == "container":
+            return f"Cassandra {self.version} on Java {self.java} in a container (podman), data on disk"
         return f"Cassandra {self.version} on Java {self.java}, data on {self.storage}"
 
     @property
@@ -119,13 +123,36 @@ def tmpfs_folder(tmpfs_dir: str | Path, cluster: str) -> Path:
     return Path(tmpfs_dir) / f"cassperf-{cluster}"
 
 
+def _filesystem(where: Path) -> str:
+    """The filesystem type under ``where``, or under its nearest existing parent (where it will be)."""
+    from cassperf.storage.loopfs import storage_of
+
+    return storage_of(next(p for p in (where, *where.parents) if p.exists())).fstype
+
+
+def _container_facts(dep: Deployment, where: Path) -> Facts:
+    """A container deployment: podman and the root filesystem of its Java (java_home: the root
+    filesystem's folder, cached or to be built at start), or why this machine cannot make it."""
+    from cassperf.cluster import rootfs
+    from cassperf.cluster.container import availability
+
+    ok, note = availability(dep.java)
+    if not ok:
+        return Facts(dep, None, None, False, False, None, None, note)
+    fs = rootfs.find(dep.java)
+    home = fs.path if fs else rootfs.cache_root() / rootfs.rootfs_name(dep.java)
+    version = fs.java_version if fs else f"{dep.java} (Debian openjdk-{dep.java}-jre-headless)"
+    return Facts(dep, home, version, True, True, None, _filesystem(where), note)
+
+
 def facts(dep: Deployment, cluster: str, tmpfs_dir: str | Path = "/dev/shm", clusters_dir: Path | None = None) \
         -> Facts:
     """Find the Java and measure the data folder's filesystem for ``dep`` (starts nothing)."""
     from cassperf import config
     from cassperf.cluster.java import java_home_for, java_modules
-    from cassperf.storage.loopfs import storage_of
 
+    if dep.storage == "container":
+        return _container_facts(dep, clusters_dir or config.clusters_dir())
     found = java_home_for(dep.java)
     if found is None:
         return Facts(dep, None, None, False, False, None, None,
@@ -139,25 +166,29 @@ def facts(dep: Deployment, cluster: str, tmpfs_dir: str | Path = "/dev/shm", clu
     note = f"Java {version} at {home}" + (f"; its runtime lacks {'; '.join(missing)}" if missing else "")
     if dep.storage == "tmpfs":
         base = Path(tmpfs_dir)
-        fs = storage_of(base).fstype if base.is_dir() else None
+        fs = _filesystem(base) if base.is_dir() else None
         if fs != "tmpfs":
             return Facts(dep, home, version, jolokia, nodetool, None, None,
                          f"{base} is {'missing' if fs is None else 'a ' + fs + ' filesystem'}, not tmpfs: "
                          f"give tmpfs_dir a tmpfs mount (e.g. /dev/shm)")
         return Facts(dep, home, version, jolokia, nodetool, tmpfs_folder(base, cluster), fs, note)
-    where = clusters_dir or config.clusters_dir()
-    probe = where if where.exists() else where.parent
-    return Facts(dep, home, version, jolokia, nodetool, None, storage_of(probe).fstype, note)
+    return Facts(dep, home, version, jolokia, nodetool, None, _filesystem(clusters_dir or config.clusters_dir()), note)
 
 
 def cluster_name(base: str, dep: Deployment) -> str:
     return f"{base}-{dep.slug}"
 
 
-def deployment_cluster(f: Facts, name: str, address: str, heap_mb: int) -> Any:
-    """The one-node LocalCluster of this deployment (not started)."""
+def deployment_cluster(f: Facts, name: str, address: str, heap_mb: int, limits: Any = None) -> Any:
+    """The one-node LocalCluster of this deployment (not started); a ContainerCluster for a
+    container deployment (``limits``: its cgroup limits, cluster.podman.Limits; None: none)."""
     from cassperf.cluster.local import LocalCluster
 
+    if f.deployment.storage == "container":
+        from cassperf.cluster.container import ContainerCluster
+
+        return ContainerCluster(name, "dc1:1", f.deployment.version, java=f.deployment.java, limits=limits,
+                                heap_mb=heap_mb, first_address=address)
     overrides: dict[str, Any] = {}
     if f.data_dir is not None:
         overrides = {"data_file_directories": [str(f.data_dir / "data")],
@@ -180,7 +211,7 @@ class DeploymentStudy(Study):
     SAMPLER: ClassVar[dict[str, Any]] = {"jmx": "none", "interval_s": 1.0}
     OWN_CLUSTERS: ClassVar[bool] = True
 
-    deployments: str = "5.0.6:java17:disk,4.1.10:java11:disk,5.0.6:java17:tmpfs"
+    deployments: str = "5.0.6:java17:disk,5.0.6:java17:tmpfs,5.0.6:java17:container"
     rows: int = 20_000          # keys loaded per deployment (the study: 500,000,000)
     threads: int = 0            # requests in flight; 0: calibrated, below the knee (the study: -rate threads=16)
     machine: str = ""           # the machine label; "" = this host's name
@@ -194,6 +225,8 @@ class DeploymentStudy(Study):
     first_address: str = "127.0.0.1"
     cluster_heap_mb: int = 768
     tmpfs_dir: str = "/dev/shm"
+    container_cpus: float = 0.0         # cgroup CPU limit of a container deployment, cores (0: none, as docker run)
+    container_memory_mb: int = 0        # cgroup memory limit, MB (0: none)
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -227,13 +260,32 @@ class DeploymentStudy(Study):
         """Every embedded deployment's facts (what it needs, found on this machine), found once."""
         return [] if self.contact_points.strip() else self._made
 
+    @property
+    def limits(self) -> Any:
+        from cassperf.cluster.podman import Limits
+
+        return Limits(self.container_cpus or None, self.container_memory_mb or None)
+
+    @cached_property
+    def _refused(self) -> dict[str, str]:
+        """Deployments whose start this machine refused (a container runtime's own error), filled by
+        contexts(); their arms are left out."""
+        return {}
+
+    @cached_property
+    def _runtimes(self) -> dict[str, str]:
+        """What ran each container deployment (podman, OCI runtime, cgroups, network), filled at start."""
+        return {}
+
     def setting_notes(self) -> list[str]:
-        return [f"{f.deployment.name}: {f.note}" for f in self.made() if not f.available]
+        return ([f"{f.deployment.name}: not made here: {f.note}" for f in self.made() if not f.available]
+                + [f"{name}: not made here: {why}" for name, why in self._refused.items()]
+                + [f"{name} runs in a container: {facts}" for name, facts in self._runtimes.items()])
 
     def context_names(self) -> list[str]:
         if self.contact_points.strip():
             return [self.deployment_name.strip()]
-        return [f.deployment.name for f in self.made() if f.available]
+        return [f.deployment.name for f in self.made() if f.available and f.deployment.name not in self._refused]
 
     def describe_setting(self) -> str:
         if self.contact_points.strip():
@@ -249,17 +301,25 @@ class DeploymentStudy(Study):
         if self.contact_points.strip():
             yield {self.deployment_name.strip(): cluster}
             return
+        from cassperf.cluster.podman import ContainerRefused
+
         base = ipaddress.IPv4Address(self.first_address)
         with ExitStack() as stack:
             out: dict[str, Any] = {}
             for i, f in enumerate(x for x in self.made() if x.available):
                 node = deployment_cluster(f, cluster_name(self.cluster_name, f.deployment), str(base + i),
-                                          self.cluster_heap_mb)
+                                          self.cluster_heap_mb, self.limits)
                 if f.data_dir is not None:
                     f.data_dir.mkdir(parents=True, exist_ok=True)
                     stack.callback(shutil.rmtree, f.data_dir, True)
                 stack.callback(node.stop)
-                node.start()
+                try:
+                    node.start()
+                except ContainerRefused as exc:     # this machine's runtime said no: the rest of the study runs
+                    self._refused[f.deployment.name] = str(exc).splitlines()[0]
+                    continue
+                if hasattr(node, "runtime_facts"):
+                    self._runtimes[f.deployment.name] = "; ".join(f"{k} {v}" for k, v in node.runtime_facts().items())
                 version, java = node.cassandra_version(), node.java().major
                 if version != f.deployment.version or java != f.deployment.java:
                     raise ConfigError(f"{f.deployment.name}: the node runs Cassandra {version} on Java {java}, "
@@ -268,7 +328,7 @@ class DeploymentStudy(Study):
             yield out
 
     # -- the plan ------------------------------------------------------------------------------
-    def _spec(self, op: str, threads: int, *, n: int | None = None) -> WorkloadSpec:
+    def spec(self, op: str, threads: int, *, n: int | None = None) -> WorkloadSpec:
         population = f"seq=1..{self.rows}" if n else f"gaussian(1..{self.rows})"
         return WorkloadSpec(op=op, ratio=Ratio(write=1, read=1) if op == "mixed" else None, n=n,
                             duration=None if n else self.run_s, warmup=not n, cl=self.cl, concurrency=threads,
@@ -276,13 +336,13 @@ class DeploymentStudy(Study):
                             column_count=self.column_count, interval_s=self.interval_s)
 
     def preparations(self) -> list[Preparation]:
-        return [Preparation(name, self._spec("write", 16, n=self.rows), context=name) for name in self.context_names()]
+        return [Preparation(name, self.spec("write", 16, n=self.rows), context=name) for name in self.context_names()]
 
     def warm_spec(self) -> WorkloadSpec:
-        return self._spec("mixed", 8)
+        return self.spec("mixed", 8)
 
     def calibration_spec(self) -> WorkloadSpec | None:
-        return None if self.threads else self._spec("write", 1)
+        return None if self.threads else self.spec("write", 1)
 
     def arms(self, calibrated: Calibrated | None) -> list[Arm]:
         threads = self.threads or (calibrated.below_knee if calibrated is not None else 16)
@@ -293,7 +353,9 @@ class DeploymentStudy(Study):
             labels = {"deployment": name, "machine": self.machine_label, "threads": str(threads),
                       "cassandra": f.deployment.version if f else "", "java": str(f.deployment.java) if f else "",
                       "data_fs": str(f.data_fs) if f else ""}
-            out += [Arm(f"{name} {op}", {**labels, "op": op}, spec=self._spec(op, threads), context=name)
+            if f is not None and f.deployment.storage == "container":
+                labels["container_limits"] = self.limits.label
+            out += [Arm(f"{name} {op}", {**labels, "op": op}, spec=self.spec(op, threads), context=name)
                     for op in OPS]
         return out
 

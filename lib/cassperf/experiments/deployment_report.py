@@ -53,14 +53,14 @@ def figures(outcome: StudyOutcome) -> pd.DataFrame:
 
 
 def claims(outcome: StudyOutcome, figs: pd.DataFrame) -> pd.DataFrame:
-    from cassperf.analysis.arms import compare_arms
+    from cassperf.analysis.arms import compare_stored
     from cassperf.analysis.claims import NOT_SHOWN
     from cassperf.analysis.verdicts import Verdict, aa_control, all_of, claim, claims_table, directional
 
     study, src = outcome.study, outcome.study.source
     names = study.context_names()
     aa = claim(f"A/A control: '{names[0]} write' against its identical twin", src,
-               aa_control(compare_arms(figs, f"{names[0]} write", f"{names[0]} write (A/A)", "write"))) \
+               aa_control(compare_stored(figs, f"{names[0]} write", f"{names[0]} write (A/A)", "write"))) \
         if names else None
     rows = []
     used = figs[figs["status"] == "ok"]
@@ -71,8 +71,8 @@ def claims(outcome: StudyOutcome, figs: pd.DataFrame) -> pd.DataFrame:
         if len(means) < 2:
             continue
         slow, fast = min(means, key=means.get), max(means, key=means.get)
-        speed = directional(compare_arms(figs, f"{slow} {workload}", f"{fast} {workload}", op), +1)
-        cpu = directional(compare_arms(figs, f"{slow} {workload}", f"{fast} {workload}", op, "node_cpu_cores"), +1)
+        speed = directional(compare_stored(figs, f"{slow} {workload}", f"{fast} {workload}", op), +1)
+        cpu = directional(compare_stored(figs, f"{slow} {workload}", f"{fast} {workload}", op, "node_cpu_cores"), +1)
         rows.append(claim(f"A faster deployment also burns more CPU [{workload}: {fast} vs {slow}]", src,
                           all_of([speed, cpu], "faster (ops/s), then more node CPU (cores busy), both significant"),
                           ONE_HOST, measured=f"ops/s: {speed.comparison.text}; node CPU: {cpu.comparison.text}"))
@@ -82,7 +82,7 @@ def claims(outcome: StudyOutcome, figs: pd.DataFrame) -> pd.DataFrame:
             if other not in names:
                 continue
             for workload in ("write", "read", "mixed"):
-                c = compare_arms(figs, f"{disk} {workload}", f"{other} {workload}", OP_OF[workload])
+                c = compare_stored(figs, f"{disk} {workload}", f"{other} {workload}", OP_OF[workload])
                 if what == "tmpfs":
                     rows.append(claim(f"Where the data lives changes the row rate: data on tmpfs against on disk, "
                                       f"same Cassandra and Java [{workload}]", src, directional(c, +1),
@@ -108,6 +108,10 @@ def claims(outcome: StudyOutcome, figs: pd.DataFrame) -> pd.DataFrame:
 
 
 def sections(outcome: StudyOutcome) -> dict[str, Callable[[], Any]]:
+    import html
+
+    from IPython.display import HTML
+
     from cassperf.analysis.deployments import deployment_rows, published_table
     from cassperf.plots import studies as charts
     from cassperf.report.study_report import Section
@@ -117,6 +121,8 @@ def sections(outcome: StudyOutcome) -> dict[str, Callable[[], Any]]:
         rows, groups = deployment_rows(runs + imported_runs(outcome))
         items: list[Any] = []
         for g in groups:
+            note = f"<p class='small'>{html.escape(g.note)}</p>" if g.note else ""
+            items.append(HTML(f"<h4>{html.escape(g.title)}</h4>{note}"))
             items.append(published_table(rows, g.title).style.hide(axis="index"))
             items.append(charts.deployment_bars(rows[rows["machine"] == g.title], f"Deployments on {g.title}"))
         return Section("Row rate per deployment, per machine (the published table)",

@@ -8,8 +8,9 @@ In order, every step recorded in the study's record (``<runs>/.studies/<study>--
    runner (client placement).
 3. Preparations (role=load): the rows the arms read, once per plan; skipped while stored and
    their keyspace exists.
-4. Warm-up (role=warmup), on every context, each time the executor starts: steps of load until
-   throughput stops rising (cassperf.experiments.calibrate).
+4. Warm-up (role=warmup), on every context, each time the executor has runs to make: steps of
+   load until throughput stops rising (cassperf.experiments.calibrate). When every run of the
+   plan is stored, nothing is started (no context opens), loaded, warmed or run.
 5. Calibration (role=calibration), once per plan: the knee of throughput against concurrency;
    kept in the record, so a resumed study runs the same arms.
 6. The arms, plus the A/A twin of ``study.aa_arm``, in ``repeats`` randomized interleaved blocks
@@ -170,6 +171,20 @@ def _rate(root: Path, run_ids: list[str]) -> float:
     return total
 
 
+def _mine(stored: pd.DataFrame, arm: str, block: int) -> pd.DataFrame:
+    """The stored measured runs of one slot."""
+    s = stored
+    return s[(s["role"] == "measure") & (s["arm"] == arm) & (s["block"] == str(block))]
+
+
+def pending(study: Study, stored: pd.DataFrame, calibrated: Calibrated | None) -> int:
+    """How many slots of the plan have no complete stored run."""
+    arms = study.arms(calibrated)
+    names = [a.name for a in arms] + ([study.aa_arm(arms) + AA_SUFFIX] if study.aa and arms else [])
+    return sum(not _mine(stored, name, block)["complete"].any()
+               for name in names for block in range(1, study.repeats + 1))
+
+
 class _Executor:
     """One execution of a study inside its open contexts and runner (see execute)."""
 
@@ -262,21 +277,10 @@ class _Executor:
         self.record.save()
         return arms, order
 
-    def _mine(self, arm: str, block: int) -> pd.DataFrame:
-        s = self.stored
-        return s[(s["role"] == "measure") & (s["arm"] == arm) & (s["block"] == str(block))]
-
-    def pending(self, calibrated: Calibrated | None) -> bool:
-        """Whether any slot of the plan is still to run (the warm-up is skipped when none is)."""
-        arms = self.study.arms(calibrated)
-        names = [a.name for a in arms] + ([self.study.aa_arm(arms) + AA_SUFFIX] if self.study.aa and arms else [])
-        return any(not self._mine(name, block)["complete"].any()
-                   for name in names for block in range(1, self.study.repeats + 1))
-
     def run_slot(self, slot: Slot, i: int, total: int, arm: Arm) -> None:
         from cassperf.workload.run import RunFailedError
 
-        mine = self._mine(arm.name, slot.block)
+        mine = _mine(self.stored, arm.name, slot.block)
         title = f"[{i}/{total}] block {slot.block} #{slot.position} {arm.name}"
         if mine["complete"].any():
             self.done.skipped += 1
@@ -311,20 +315,25 @@ def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
     study.check_cluster(cluster)
     record = StudyRecord.open(root, study)
     t0 = time.monotonic()
+    if (record.calibrated is not None or study.calibration_spec() is None) \
+            and not pending(study, _stored(root, study), record.calibrated):
+        record.log("every run of the plan is stored: nothing started, loaded, warmed or run")
+        log(record.data["log"][-1])
+        record.save()
+        return Execution(record, seconds=time.monotonic() - t0)
     with study.contexts(cluster) as contexts, study.runner(contexts) as runner:
         ex = _Executor(study, contexts, runner, root, record, log)
         notes = study.setting_notes()
         if notes:
             record.data["notes"] = notes
             for line in notes:
-                ex.say(f"not made here: {line}")
+                ex.say(f"setting: {line}")
         ex.prepare()
-        if record.calibrated is None and study.calibration_spec() is not None or ex.pending(record.calibrated):
-            ex.warm()
-            found = study.baseline(contexts, runner)
-            if found:
-                record.data.setdefault("baseline", []).append({"utc": _now(), **found})
-                record.save()
+        ex.warm()
+        found = study.baseline(contexts, runner)
+        if found:
+            record.data.setdefault("baseline", []).append({"utc": _now(), **found})
+            record.save()
         arms, order = ex.arms(ex.calibrate())
         by_name = {a.name: a for a in arms}
         bar = None

@@ -72,6 +72,7 @@ def published_table(outcome: StudyOutcome) -> pd.DataFrame:
     throughput as the runs' ops over their seconds, latency from the merge of every run's window."""
     from cassperf.analysis.arm_summary import merged_latency
     from cassperf.analysis.format import fmt_micros, fmt_rate
+    from cassperf.analysis.samples import group_samples
 
     study = outcome.study
     runs = [r for r in outcome.runs_of("garbagecollect")]
@@ -82,11 +83,9 @@ def published_table(outcome: StudyOutcome) -> pd.DataFrame:
             wins = [windows(r, study.window_s, study.steady_s)[idx] for r in runs]
             count = secs = 0.0
             for r, w in zip(runs, wins, strict=True):
-                iv = r.intervals
-                mid = (iv["start_s"] + iv["end_s"]) / 2
-                sel = iv[iv["op"].astype(str).isin(ops) & (mid >= w.start_s) & (mid < w.end_s)]
-                count += float(sel["count"].sum())
-                secs += w.length_s
+                samples = group_samples(r, (name.lower(), list(ops)), w.start_s, w.end_s)[1]
+                count += float(samples.count.sum())
+                secs += float((samples.end_s - samples.start_s).sum())
             lat = merged_latency([_as_one(r, ops) for r in runs], [(w.start_s, w.end_s) for w in wins], ops[0])
             cells[title] = {"rate": count / secs if secs else math.nan, **lat}
         for metric, key, fmt in (("Throughput", "rate", fmt_rate), ("Latency avg.", "latency_mean_ms", None),
@@ -133,22 +132,22 @@ def sampled_figures(outcome: StudyOutcome) -> pd.DataFrame:
 
 def claims(outcome: StudyOutcome) -> pd.DataFrame:
     """The published findings, garbagecollect against the placebo over the operation windows."""
-    from cassperf.analysis.arms import compare_arms
+    from cassperf.analysis.arms import compare_stored
     from cassperf.analysis.verdicts import aa_control, claim, claims_table, directional, equivalent
 
     src = outcome.study.source
     figs = window_figures(outcome)
     gc, placebo = "garbagecollect", "placebo"
     aa = claim("A/A control: the placebo arm against its identical twin", src,
-               aa_control(compare_arms(figs, placebo, placebo + " (A/A)", "read", "rate_ops_s")))
+               aa_control(compare_stored(figs, placebo, placebo + " (A/A)", "read", "rate_ops_s")))
     rows = []
     for name in ("read", "write"):
-        c = compare_arms(figs, placebo, gc, name, "rate_ops_s")
+        c = compare_stored(figs, placebo, gc, name, "rate_ops_s")
         rows.append(claim(f"{name.capitalize()} throughput stays the same during garbagecollect (fixed rate)", src,
                           equivalent(c, 5.0), "a fixed rate holds its throughput unless the cluster falls behind"))
     for name in ("read", "write"):
         for metric, what in (("latency_p99_ms", "p99"), ("latency_mean_ms", "average")):
-            c = compare_arms(figs, placebo, gc, name, metric)
+            c = compare_stored(figs, placebo, gc, name, metric)
             rows.append(claim(f"{name.capitalize()} latency ({what}) rises during garbagecollect", src,
                               directional(c, +1), ONE_HOST))
     return claims_table(aa, rows)

@@ -34,8 +34,8 @@ def versions_frame(cluster: ClusterHandle) -> pd.DataFrame:
 
 
 def round_trip(cluster: ClusterHandle, keyspace: str, rows: int, column_bytes: int = 818,
-               replication: dict[str, int] | None = None, in_flight: int = 64,
-               consistency: str = "LOCAL_QUORUM") -> pd.DataFrame:
+               replication: dict[str, int] | None = None, concurrency: int = 64,
+               cl: str = "LOCAL_QUORUM") -> pd.DataFrame:
     """Write `rows` rows (cassandra-stress keys of seq 1..rows, 5 columns of `column_bytes`)
     with the engine through run_spec, then read every one back; every read must find its row.
     Both runs are stored (labels study=overview, op). Returns one row per op: count, rows,
@@ -47,7 +47,7 @@ def round_trip(cluster: ClusterHandle, keyspace: str, rows: int, column_bytes: i
     from cassperf.workload.spec import Replication, WorkloadSpec
 
     local_dc = cluster.local_dc or next(iter(replication or {"dc1": 1}))
-    spec = WorkloadSpec(op="write", n=rows, warmup=False, cl=consistency, concurrency=in_flight,
+    spec = WorkloadSpec(op="write", n=rows, warmup=False, cl=cl, concurrency=concurrency,
                         population=f"seq=1..{rows}", column_size=column_bytes, keyspace=keyspace,
                         replication=Replication.network_topology(replication or {local_dc: 1}), local_dc=local_dc)
     runs = [run_spec(s, cluster, labels={"study": "overview", "op": s.op}, progress=False)

@@ -14,6 +14,7 @@ import pandas as pd
 
 from cassperf.experiments.outcome import StudyOutcome, run_figures
 
+NONE = "No run of this part is stored."
 SHARED = ("all nodes and the client share this machine's cores: a replica costs CPU here, not a network hop or "
           "another server's disk")
 
@@ -31,7 +32,7 @@ def _arms(outcome: StudyOutcome, figures: pd.DataFrame) -> pd.DataFrame:
 
 def claims(outcome: StudyOutcome, figs: pd.DataFrame | None = None) -> pd.DataFrame:
     """The claims table (cassperf.analysis.verdicts), the A/A control first."""
-    from cassperf.analysis.arms import compare_arms
+    from cassperf.analysis.arms import compare_stored
     from cassperf.analysis.verdicts import aa_control, all_of, claim, claims_table, directional, equivalent, plateau
 
     study, src = outcome.study, outcome.study.source
@@ -41,7 +42,7 @@ def claims(outcome: StudyOutcome, figs: pd.DataFrame | None = None) -> pd.DataFr
     low = min(study.rfs)
 
     def cmp(a: str, b: str, op: str, metric: str = "rate_ops_s") -> Any:
-        return compare_arms(figs, a, b, op, metric)
+        return compare_stored(figs, a, b, op, metric)
 
     aa_name = study.aa_arm([])
     aa = claim(f"A/A control: '{aa_name}' against its identical twin", src,
@@ -109,6 +110,8 @@ def sections(outcome: StudyOutcome, figures: pd.DataFrame) -> dict[str, Callable
 
     def writes() -> Any:
         w = part("rf-write")
+        if w.empty:
+            return Section("Writes by replication factor", NONE)
         return Section("Writes by replication factor", f"Each bar is the mean of an arm's {outcome.study.repeats} "
                        f"runs with its 95% CI; latency percentiles are merged over the runs.",
                        [charts.bars(w, "rf", "rate_ops_s", "Write ops/s by replication factor", "ops/s",
@@ -118,6 +121,8 @@ def sections(outcome: StudyOutcome, figures: pd.DataFrame) -> dict[str, Callable
 
     def threads() -> Any:
         t = pd.concat([part("threads-write"), part("rf-write")])
+        if t.empty:
+            return Section("Writes against client threads", NONE)
         t = t[t["rf"].isin(list(outcome.study.thread_sweep_rfs))]
         return Section("Writes against client threads", "The point at the RF's own write concurrency is its write arm.",
                        [charts.lines(t, "threads", "rate_ops_s", "rf", "Write ops/s vs requests in flight", "ops/s",
@@ -127,6 +132,8 @@ def sections(outcome: StudyOutcome, figures: pd.DataFrame) -> dict[str, Callable
 
     def reads() -> Any:
         r = part("rf-read")
+        if r.empty:
+            return Section("Reads by replication factor: cold run a, warm run b", NONE)
         r = r.assign(point="RF " + r["rf"].astype(str) + " run " + r["run"].astype(str))
         return Section("Reads by replication factor: cold run a, warm run b",
                        "Run a follows an emptying of the caches; run b follows it at once.",
@@ -136,8 +143,10 @@ def sections(outcome: StudyOutcome, figures: pd.DataFrame) -> dict[str, Callable
 
     def consistency() -> Any:
         rf = outcome.study.cl_sweep_rf
-        c = pd.concat([part("cl-read"), part("rf-read").query("run == 'b'")])
-        c = c[c["rf"] == rf]
+        c = pd.concat([part("cl-read"), part("rf-read")])
+        if c.empty:
+            return Section(f"Reads by consistency level on RF {rf}", NONE)
+        c = c[(c["rf"] == rf) & (c["run"] == "b")]
         return Section(f"Reads by consistency level on RF {rf}", "",
                        [charts.bars(c, "cl", "rate_ops_s", f"Read ops/s by consistency level, RF {rf}", "ops/s",
                                     x_title="consistency level"),
@@ -146,6 +155,8 @@ def sections(outcome: StudyOutcome, figures: pd.DataFrame) -> dict[str, Callable
 
     def mixed() -> Any:
         m = part("mixed")
+        if m.empty:
+            return Section("50/50 mixed by replication factor", NONE)
         m = m.assign(point="RF " + m["rf"].astype(str) + " " + m["op"].astype(str))
         return Section("50/50 mixed by replication factor", "A mixed run has a row per operation.",
                        [charts.bars(m, "rf", "rate_ops_s", "Mixed 50/50: ops/s by RF and operation", "ops/s",

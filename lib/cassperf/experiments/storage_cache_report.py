@@ -267,8 +267,6 @@ def sections(outcome: StudyOutcome, figures: pd.DataFrame) -> dict[str, Callable
                                             lat, x_title="configuration and cache")])
 
     def runbook() -> Any:
-        from cassperf.storage.runbook_report import runbook_items
-
         run = study.allow_destructive and not outcome.note   # never from the parameters of a stored record
         return Section("The study's mdadm runbook",
                        "The commands the study ran to rebuild its RAID 0 for each chunk size (unmount, stop the array, "
@@ -281,6 +279,43 @@ def sections(outcome: StudyOutcome, figures: pd.DataFrame) -> dict[str, Callable
                                      study.raid_run_chunk_kb, study.raid_mount_point, run))
 
     return {"configurations": configurations, "full": full, "cache": cache, "runbook": runbook}
+
+
+#: the study's four data disks (the runbook prints them when raid_devices is empty)
+STUDY_DEVICES = ("/dev/sdc", "/dev/sdd", "/dev/sde", "/dev/sdf")
+
+
+def runbook_items(md_device: str, devices: Sequence[str], chunk_kbs: Sequence[int], run_chunk_kb: int,
+                  mount_point: str = "", allow_destructive: bool = False) -> list[Any]:
+    """The study's mdadm runbook (cassperf.storage.raid_runbook) as report items: the RAID 0
+    rebuild commands for every chunk size of ``chunk_kbs`` on ``devices`` (empty: the study's
+    /dev/sdc../dev/sdf), printed only; with ``allow_destructive`` the plan for ``run_chunk_kb``
+    run on exactly the devices named, after run_runbook's checks (a refusal is one line), each
+    step's output and exit code shown."""
+    import html
+
+    from IPython.display import HTML
+
+    from cassperf.storage.raid_runbook import RunbookRefused, format_plan, plan_raid0, run_runbook
+
+    named = [str(d) for d in devices]
+    members = named or list(STUDY_DEVICES)
+    mount = mount_point or None
+    text = "\n\n".join(f"# RAID 0, {chunk} KiB chunks" + ("" if named else " (the study's devices: give raid_devices)")
+                       + "\n" + format_plan(plan_raid0(md_device, members, int(chunk), mount)) for chunk in chunk_kbs)
+    items: list[Any] = [HTML(f"<pre>{html.escape(text)}</pre>")]
+    if not allow_destructive:
+        return [*items, HTML("<p>Printed only: <code>allow_destructive</code> is False.</p>")]
+    try:
+        result = run_runbook(plan_raid0(md_device, members, int(run_chunk_kb), mount), allow_destructive=True,
+                             devices=named or None)
+    except RunbookRefused as exc:
+        return [*items, HTML(f"<p><b>Runbook not run:</b> {html.escape(str(exc))}</p>")]
+    items += [HTML(f"<p><b>Runbook {'done' if result.ok else 'failed'}:</b> {html.escape(result.message)}</p>"),
+              result.frame()]
+    if result.detail is not None:
+        items.append(result.detail.tables["arrays"])
+    return items
 
 
 def parts(outcome: StudyOutcome) -> tuple[pd.DataFrame, pd.DataFrame, Mapping[str, Callable[[], Any]]]:

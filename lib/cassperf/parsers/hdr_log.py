@@ -1,4 +1,4 @@
-"""HdrHistogram interval logs (cassandra-stress `-log hdrfile=...`): read and write.
+"""HdrHistogram interval logs (cassandra-stress `-log hdrfile=...`): read, write, and merge several.
 
 The format is HdrHistogram's standard interval log (Java HistogramLogWriter, format 1.2/1.3):
 
@@ -30,6 +30,9 @@ merged over all intervals (never averaged). Line rules: '#' comment lines and th
 known; an interval line whose payload does not decode is dropped with a warning (the input is
 marked incomplete when it is the last line: a truncated file); any other line is skipped,
 counted and warned about.
+
+`merge_logs` sums the histograms of several logs (clients) per tag, exactly: it reads the files
+and hands their rows to `cassperf.results.hdr.merge`, the pure histogram code, which reads none.
 """
 
 from __future__ import annotations
@@ -37,7 +40,7 @@ from __future__ import annotations
 import io
 import math
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -46,9 +49,9 @@ import pandas as pd
 from hdrh.histogram import HdrHistogram
 from hdrh.log import HistogramLogWriter
 
-from cassperf import hdr
 from cassperf.errors import ParseError
 from cassperf.parsers.base import Format, ParseResult, check_text
+from cassperf.results import hdr
 from cassperf.results.model import HISTOGRAM_COLUMNS, Run
 
 EXPECTED = "an HdrHistogram interval log (e.g. cassandra-stress -log hdrfile=)"
@@ -169,7 +172,7 @@ def _read(text: str, src: str, value_unit: str | None, derive_intervals: bool) -
     if value_unit is None and not from_stress and raw:
         result.warn(None, None, "a stated value unit; the log does not say it comes from cassandra-stress, "
                                 "values were read as nanoseconds (pass value_unit= to override)")
-    hdr._per_ms(unit)  # rejects an unknown unit early
+    hdr.units_per_ms(unit)  # rejects an unknown unit early
     known_epoch = start_time is not None or base_time is not None
     eff_start = start_time if start_time is not None else (first_ts or 0.0)
     if base_time is None:
@@ -248,6 +251,47 @@ def _summary(histograms: pd.DataFrame, unit: str) -> pd.DataFrame:
                      "rate_ops_s": stats["count"] / duration if duration > 0 else math.nan,
                      "tag": tag, "latency_type": kind})
     return pd.DataFrame(rows)
+
+
+LogSource = str | Path | ParseResult | Run | pd.DataFrame
+
+
+def _rows_of(source: LogSource) -> list[tuple[pd.DataFrame, str | None]]:
+    """(histogram rows, their value unit or None when unstated) for one source."""
+    if isinstance(source, (str, Path)):
+        return _rows_of(read_hdr_log(Path(source), derive_intervals=False))
+    if isinstance(source, ParseResult):
+        return [(r.histograms, r.manifest.get("histogram_unit")) for r in source.runs]
+    if isinstance(source, Run):
+        return [(source.histograms, source.manifest.get("histogram_unit"))]
+    if isinstance(source, pd.DataFrame):
+        return [(source, None)]
+    raise TypeError(f"cannot merge histograms from {type(source).__name__}: give an HDR log's path, a "
+                    f"ParseResult, a Run or a histogram-rows DataFrame")
+
+
+def merge_logs(sources: LogSource | Sequence[LogSource], tags: Iterable[str] | None = None,
+               start_s: float | None = None, end_s: float | None = None,
+               clock: str = "relative") -> dict[str, HdrHistogram]:
+    """`hdr.merge` over HDR interval logs: one histogram per tag, summed across the sources
+    (one per client) and time, never averaged.
+
+    sources: a path to an HDR log (read here, without deriving intervals), a ParseResult, a Run,
+    a histogram-rows DataFrame, or a list of these. tags, start_s, end_s (seconds) and clock are
+    `hdr.merge`'s. Raises HistogramError when the sources state different value units (a Run's
+    or log's `histogram_unit`) or have different precisions.
+    """
+    items = list(sources) if isinstance(sources, (list, tuple)) else [sources]
+    units: set[str] = set()
+    frames: list[pd.DataFrame] = []
+    for item in items:
+        for frame, unit in _rows_of(item):
+            if unit:
+                units.add(unit)
+            frames.append(frame)
+    if len(units) > 1:
+        raise hdr.HistogramError(f"cannot merge histograms recorded in different units: {sorted(units)}")
+    return hdr.merge(frames, tags=tags, start_s=start_s, end_s=end_s, clock=clock)
 
 
 def write_hdr_log(rows: pd.DataFrame | Iterable[hdr.HistogramRow | tuple[str, float, float, Any]],

@@ -102,9 +102,9 @@ def parse(text: str, source: str = "<text>") -> ParseResult:
         if m := _EXECUTING.match(s):
             params["operations"] = int(m.group("ops"))
             if m.group("cl"):
-                params["consistency_level"] = m.group("cl")
+                params["cl"] = m.group("cl")
             if m.group("serial"):
-                params["serial_consistency_level"] = m.group("serial")
+                params["serial_cl"] = m.group("serial")
             continue
         if m := _RATE_STEP.match(s):
             params["rate_limiter_step_ops_s"] = float(m.group("step"))

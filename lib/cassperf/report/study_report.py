@@ -95,6 +95,8 @@ class StudyReport:
     # -- the opening ---------------------------------------------------------------------------
     def what_was_run(self) -> str:
         s, rec = self.outcome.study, self.outcome.record
+        if not rec:
+            return f"Nothing was run for this report: {self.outcome.note}."
         arms = len(rec.get("arms", []))
         used = sum(1 for r in self.outcome.runs if r.manifest.get("complete") and not r.manifest.get("failed"))
         cal = rec.get("calibration")
@@ -115,6 +117,8 @@ class StudyReport:
             parts.append("every concurrency and rate is the study's parameter.")
         parts.append(f"Latency is {lat} time, percentiles merged from HDR histograms. Differences are judged "
                      f"between runs (the run-to-run spread), never within one.")
+        if rec.get("notes"):
+            parts.append("On this machine: " + "; ".join(rec["notes"]) + ".")
         if self.outcome.note:
             parts.append(f"Note: {self.outcome.note}.")
         return " ".join(parts)
@@ -217,7 +221,7 @@ def study_report(study_class: type[Study], namespace: Mapping[str, Any],
             cluster_desc = describe_cluster(cluster)
         where = study.describe_setting() if cluster is None else ""
         execute(study, cluster, progress=True)
-    outcome = load_outcome(study, **parse_label_filter(str(params.get("label_filter", ""))))
+    outcome = load_outcome(study, empty_ok=analyse_only, **parse_label_filter(str(params.get("label_filter", ""))))
     claims, figures, sections = (build or type(outcome.study).report_parts)(outcome)
     return StudyReport(outcome, claims, figures, sections, where or where_text(cluster_desc), cluster_desc, params)
 

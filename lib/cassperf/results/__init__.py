@@ -1,4 +1,5 @@
-"""Runs on disk: the data model (`model`), the store (`store`) and the catalog (`catalog`)."""
+"""Runs on disk: the data model (`model`), the store (`store`), the catalog (`catalog`), and the
+HDR histograms a Run carries (`hdr`: decode, encode, merge, percentiles; pure)."""
 
 from cassperf.results.catalog import catalog, import_parsed
 from cassperf.results.manifest import build_manifest, new_run_id, scrub_secrets

@@ -30,7 +30,7 @@ import threading
 import time
 import warnings
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import IO, Any
 from urllib.parse import quote, unquote
@@ -280,6 +280,20 @@ def _safe_relative(name: str) -> Path:
     return rel
 
 
+@contextmanager
+def phase_events(event: Callable[[str, str], None], name: str, detail: str = "") -> Iterator[None]:
+    """``event('<name>:start', detail)`` and ``event('<name>:end', detail)`` around the block (the
+    window analysis.phase_window reads back); when the block raises, the end's detail notes the
+    failure (``[failed: <type>: <message>]``) and the exception goes on."""
+    event(f"{name}:start", detail)
+    try:
+        yield
+    except BaseException as exc:
+        event(f"{name}:end", f"{detail} [failed: {type(exc).__name__}: {exc}]".strip())
+        raise
+    event(f"{name}:end", detail)
+
+
 def _check_run_id(run_id: str) -> None:
     if not run_id or run_id.startswith(".") or any(c in run_id for c in "/\\\0") or run_id in ("..",):
         raise ValueError(f"run_id must be a plain folder name, got {run_id!r}")
@@ -417,16 +431,10 @@ class RunWriter:
         self._append("events", {"time": pd.Timestamp.now(tz="UTC"), "time_s": time.monotonic() - self._t0,
                                 "name": name, "detail": detail})
 
-    @contextmanager
-    def phase(self, name: str, detail: str = "") -> Iterator[None]:
-        """Events '<name>:start' and '<name>:end' around the block (end detail notes a failure)."""
-        self.event(f"{name}:start", detail)
-        try:
-            yield
-        except BaseException as exc:
-            self.event(f"{name}:end", f"{detail} [failed: {type(exc).__name__}: {exc}]".strip())
-            raise
-        self.event(f"{name}:end", detail)
+    def phase(self, name: str, detail: str = "") -> AbstractContextManager[None]:
+        """Events '<name>:start' and '<name>:end' around the block (end detail notes a failure;
+        ``phase_events``)."""
+        return phase_events(self.event, name, detail)
 
     def warn(self, text: str) -> None:
         """Record a warning; the same text twice is stored once (a parser can report one problem

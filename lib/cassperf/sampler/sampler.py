@@ -31,8 +31,8 @@ import math
 import re
 import threading
 import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from typing import Any, Literal
 
 import pandas as pd
@@ -40,6 +40,7 @@ import pandas as pd
 from cassperf.cluster.jolokia import JolokiaEndpoint
 from cassperf.errors import ClusterError, ConfigError
 from cassperf.results.model import EVENT_COLUMNS, METRIC_COLUMNS, conform, empty_frame
+from cassperf.results.store import phase_events
 from cassperf.sampler.base import NodeRef, Reading, Source, cluster_nodes, utc_now
 from cassperf.sampler.host import HostSource
 from cassperf.sampler.jolokia_source import JolokiaSource
@@ -263,20 +264,10 @@ class ClusterSampler:
             self._events.append({"time": utc_now(), "time_s": time.monotonic() - self._t0, "name": name,
                                  "detail": detail})
 
-    @contextmanager
-    def phase(self, name: str, detail: str = "") -> Iterator[None]:
-        """Events '<name>:start' and '<name>:end' around the block (a failure is noted at the end)."""
-        if self.writer is not None:
-            with self.writer.phase(name, detail):
-                yield
-            return
-        self.event(f"{name}:start", detail)
-        try:
-            yield
-        except BaseException as exc:
-            self.event(f"{name}:end", f"{detail} [failed: {type(exc).__name__}: {exc}]".strip())
-            raise
-        self.event(f"{name}:end", detail)
+    def phase(self, name: str, detail: str = "") -> AbstractContextManager[None]:
+        """Events '<name>:start' and '<name>:end' around the block (a failure is noted at the end;
+        ``results.store.phase_events``), to the writer's events or kept in memory as ``event``."""
+        return phase_events(self.event, name, detail)
 
     # -- results without a writer ------------------------------------------------------------
     def frame(self) -> pd.DataFrame:

@@ -1,7 +1,8 @@
 """Workloads: one WorkloadSpec describes the load; engines and tools turn it into traffic.
 
-``spec`` holds the validated, frozen model and the replication check; ``stress_cmdline``
-renders and parses cassandra-stress command lines and the schema cassandra-stress creates.
+``spec`` holds the validated, frozen model and the replication check; it knows no tool's
+command line. ``runners.stress_cmdline`` renders and parses cassandra-stress command lines and
+the schema cassandra-stress creates (``runners.stress_profile``: its user profiles).
 """
 
 from cassperf.workload.spec import (
@@ -16,12 +17,6 @@ from cassperf.workload.spec import (
     WorkloadSpecError,
     warn_replication,
 )
-from cassperf.workload.stress_cmdline import (
-    parse_stress_command,
-    schema_cql,
-    to_stress_args,
-    to_stress_command,
-)
 
 __all__ = [
     "CONSISTENCY_LEVELS",
@@ -33,9 +28,5 @@ __all__ = [
     "Replication",
     "WorkloadSpec",
     "WorkloadSpecError",
-    "parse_stress_command",
-    "schema_cql",
-    "to_stress_args",
-    "to_stress_command",
     "warn_replication",
 ]

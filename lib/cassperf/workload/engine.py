@@ -10,7 +10,7 @@ the main module); notebooks and imported modules need nothing.
 Layout. The parent process (this module) creates the schema through cassandra-driver (control
 plane), starts P worker processes (``worker``; multiprocessing ``spawn``, one asyncio loop and
 one backend session each, ``concurrency`` requests in flight split among them), publishes the
-start time, then merges the workers' interval histograms (``cassperf.hdr``: summed bucket by
+start time, then merges the workers' interval histograms (``cassperf.results.hdr``: summed bucket by
 bucket, never averaged) and writes each interval to the run folder as soon as every worker has
 reported it:
 
@@ -62,19 +62,19 @@ from typing import Any
 import numpy as np
 
 import cassperf
-from cassperf import hdr
 from cassperf.errors import CassperfError, ConfigError
 from cassperf.parsers.hdr_log import write_hdr_log
+from cassperf.results import hdr
 from cassperf.results.manifest import build_manifest
 from cassperf.results.model import Run
 from cassperf.results.store import RunWriter, load_run
 from cassperf.workload.backends.base import ERROR_KINDS, Target, load, resolve
 from cassperf.workload.during import DuringAction
 from cassperf.workload.recorder import LAYOUT
+from cassperf.workload.runners.stress_cmdline import schema_cql, to_stress_command
 from cassperf.workload.scheduler import NS_PER_S, split_count
 from cassperf.workload.spec import WorkloadSpec
 from cassperf.workload.schema_check import check_schema
-from cassperf.workload.stress_cmdline import schema_cql
 from cassperf.workload.worker import WorkerPlan, op_weights, tags_for, worker_main
 
 TOOL = "cassperf-engine"
@@ -113,7 +113,7 @@ def create_schema(spec: WorkloadSpec, cluster: Any) -> None:
 
 def _command(spec: WorkloadSpec) -> str:
     try:
-        return f"{TOOL} (spec as cassandra-stress: {spec.to_stress_command()})"
+        return f"{TOOL} (spec as cassandra-stress: {to_stress_command(spec)})"
     except ConfigError:
         return f"{TOOL} {spec!r}"
 

@@ -24,7 +24,7 @@ from hdrh.histogram import HdrHistogram
 
 @dataclass(frozen=True)
 class Layout:
-    """Bucket layout (the same fields as ``cassperf.hdr.Layout``; this module stays free of
+    """Bucket layout (the same fields as ``cassperf.results.hdr.Layout``; this module stays free of
     pandas so worker processes start fast)."""
 
     lowest: int

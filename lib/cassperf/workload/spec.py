@@ -3,9 +3,10 @@
 A spec says what load to run (op mix, count or duration, consistency level, concurrency,
 rate mode, key population, row shape), against which schema (keyspace, replication,
 compaction, compression of cassandra-stress's ``keyspace1.standard1`` table) and what the
-client records (interval length, HDR log, graph file). Engines turn it into load: the
-cassandra-stress command line lives in ``stress_cmdline``; ``schema_cql`` renders the CQL
-cassandra-stress itself would run to create the schema.
+client records (interval length, HDR log, graph file). The spec knows no tool's command line:
+engines and runners turn it into load, and the translation to and from cassandra-stress
+(``runners.stress_cmdline``: ``to_stress_args``, ``parse_stress_command``, ``schema_cql``, the
+CQL cassandra-stress itself would run to create the schema) lives beside the runners.
 
 Why frozen dataclasses and not pydantic: the project already writes records this way, the
 model is small, and every error message here is ours, exact and testable (pydantic wraps
@@ -537,15 +538,6 @@ class WorkloadSpec:
         for name in ("connections_per_host", "max_pending"):
             if getattr(self, name) is not None:
                 _positive_int(name, getattr(self, name), name)
-
-    # Rendering lives in stress_cmdline; these are the spellings the brief and notebooks use.
-    def to_stress_args(self, *, schema_precreated: bool = False) -> list[str]:
-        from cassperf.workload.stress_cmdline import to_stress_args
-        return to_stress_args(self, schema_precreated=schema_precreated)
-
-    def to_stress_command(self, *, schema_precreated: bool = False) -> str:
-        from cassperf.workload.stress_cmdline import to_stress_command
-        return to_stress_command(self, schema_precreated=schema_precreated)
 
     @property
     def row_bytes(self) -> int:

@@ -39,6 +39,7 @@ class _DropShardNotice(logging.Filter):
 class AcsyllaBackend(Backend):
     name = "acsylla"
     paced_ops_s_per_process = 10_000
+    error_kinds = _KINDS
 
     def __init__(self) -> None:
         self._session: Any = None
@@ -89,12 +90,6 @@ class AcsyllaBackend(Backend):
     @staticmethod
     def row_count(result: Any) -> int:
         return result.count()
-
-    def error_kind(self, exc: BaseException) -> str:
-        for cls, kind in _KINDS:
-            if isinstance(exc, cls):
-                return kind
-        return "other"
 
     async def close(self) -> None:
         if self._session is not None:

@@ -76,6 +76,9 @@ class Backend(ABC):
     """One connection pool to the cluster, in one worker process."""
 
     name: str = "?"
+    #: (exception class, kind) pairs tried in order by ``error_kind``: the driver's server-side
+    #: timeouts and unavailables; every other exception is "other".
+    error_kinds: tuple[tuple[type[BaseException], str], ...] = ()
     #: How many paced (fixed/throttle) ops/s one worker process of this backend sustains
     #: cheaply here (bench/engine.py); the engine's default process count follows it.
     paced_ops_s_per_process: int = 2_000
@@ -90,9 +93,13 @@ class Backend(ABC):
     async def prepare(self, cql: str) -> Executor:
         """Prepare a statement; return the executor for its bound values."""
 
-    @abstractmethod
     def error_kind(self, exc: BaseException) -> str:
-        """One of ERROR_KINDS."""
+        """One of ERROR_KINDS: the kind of the first ``error_kinds`` class ``exc`` is an instance
+        of, else "other"."""
+        for cls, kind in self.error_kinds:
+            if isinstance(exc, cls):
+                return kind
+        return "other"
 
     @staticmethod
     @abstractmethod

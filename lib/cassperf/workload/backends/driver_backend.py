@@ -30,6 +30,7 @@ _KINDS: tuple[tuple[type[BaseException], str], ...] = (
 class DriverBackend(Backend):
     name = "driver"
     paced_ops_s_per_process = 2_000
+    error_kinds = _KINDS
 
     def __init__(self) -> None:
         self._cluster: Cluster | None = None
@@ -95,12 +96,6 @@ class DriverBackend(Backend):
     @staticmethod
     def row_count(result: Any) -> int:
         return len(result) if result else 0     # the first page's rows (None for a write)
-
-    def error_kind(self, exc: BaseException) -> str:
-        for cls, kind in _KINDS:
-            if isinstance(exc, cls):
-                return kind
-        return "other"
 
     async def close(self) -> None:
         if self._cluster is not None:

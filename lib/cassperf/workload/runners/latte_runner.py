@@ -63,15 +63,14 @@ from typing import Any
 
 import pandas as pd
 
-from cassperf.errors import ParseError, ToolError
-from cassperf.parsers import parse
+from cassperf.errors import ToolError
 from cassperf.parsers.base import ParseResult
 from cassperf.workload.runners.streaming import (
-    Progress, ProcessOutcome, Redactor, ToolNotFoundError, copy_tool_files, free_rule_warning, is_executable_file,
-    private_workdir, store_result, stream_process, tail_text, tool_credentials, which,
+    Progress, ProcessOutcome, Redactor, ToolNotFoundError, copy_tool_files, executable_from_env, is_executable_file,
+    private_workdir, raise_if_failed, store_tool_output, stream_process, tail_text, tool_credentials, which,
 )
+from cassperf.workload.runners.stress_cmdline import schema_cql
 from cassperf.workload.spec import Population, WorkloadSpec, WorkloadSpecError
-from cassperf.workload.stress_cmdline import schema_cql
 
 TOOL = "latte"
 ENV_VAR = "LATTE"
@@ -96,13 +95,9 @@ _LOG_ROW_RE = re.compile(r"^\s*(\d+\.\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s")
 def locate_latte(environ: Mapping[str, str] | None = None) -> Path:
     """The latte to run: $LATTE, else PATH, else ~/.cargo/bin/latte; ToolNotFoundError otherwise."""
     env = os.environ if environ is None else environ
-    explicit = env.get(ENV_VAR)
-    if explicit:
-        path = Path(explicit).expanduser()
-        if is_executable_file(path):
-            return path
-        raise ToolNotFoundError(f"{ENV_VAR}={explicit} is not an executable file; point it at latte, or unset "
-                                f"it to search PATH and ~/.cargo/bin")
+    explicit = executable_from_env(env, ENV_VAR, "point it at latte, or unset it to search PATH and ~/.cargo/bin")
+    if explicit is not None:
+        return explicit
     found = which("latte", env.get("PATH"))
     if found is not None:
         return found
@@ -320,18 +315,9 @@ def run_latte(spec: WorkloadSpec, writer: Any, *, cluster: Any = None, executabl
         finally:
             if redactor is not None:
                 copy_tool_files(out_dir, writer, redactor)
-    warning = free_rule_warning(TOOL, redactor)
-    if warning:
-        writer.warn(warning)
-    parsed = None
-    try:
-        parsed = parse(raw_path, format="latte")
-    except ParseError as exc:
-        if outcome.returncode == 0:
-            raise
-        writer.warn(f"latte printed nothing parseable: {exc}")
+    parsed = store_tool_output(writer, raw_path, outcome, bar.anchor, tool=TOOL, table_prefix="latte_",
+                               redactor=redactor)
     if parsed is not None:
-        store_result(writer, parsed, bar.anchor, table_prefix="latte_")
         missing = reads_without_row(parsed)
         if missing:
             found_none, reads = missing
@@ -341,7 +327,5 @@ def run_latte(spec: WorkloadSpec, writer: Any, *, cluster: Any = None, executabl
                         f"row_rate_s counts the rows found, rate_ops_s every read")
     if not writer.manifest.get("tool_version"):
         writer.manifest["tool_version"] = latte_version(exe, tool_env)   # the text report does not print it
-    if outcome.returncode != 0 or outcome.timed_out:
-        hint = f"stopped after timeout_s={timeout_s}" if outcome.timed_out else f"output in {raw_path}"
-        raise ToolError(shown_run, outcome.returncode, tail_text(raw_path), "", hint=hint)
+    raise_if_failed(shown_run, outcome, raw_path, timeout_s)
     return LatteResult(cmd, outcome, raw_path, parsed)

@@ -1,6 +1,7 @@
 """What the stress-tool runners share: finding an executable, running it with its output
-streamed line by line into the run folder and a progress bar, and storing what the parser
-made of that output in the same run.
+streamed line by line into the run folder and a progress bar, storing what the parser
+made of that output in the same run (`store_tool_output`), and raising the tool's failure
+after that (`raise_if_failed`).
 
 The tool runs in its own session (process group), so stopping it (timeout, Ctrl-C) stops the
 JVM a launcher script started too, and nothing else.
@@ -54,7 +55,8 @@ from typing import IO, Any
 
 import pandas as pd
 
-from cassperf.errors import ConfigError
+from cassperf.errors import ConfigError, ParseError, ToolError
+from cassperf.parsers import parse
 from cassperf.parsers.base import ParseResult
 from cassperf.results.manifest import REDACTED
 from cassperf.results.model import Run
@@ -87,6 +89,22 @@ class ToolNotFoundError(ConfigError):
 
 def is_executable_file(path: Path) -> bool:
     return path.is_file() and os.access(path, os.X_OK)
+
+
+def executable_from_env(env: Mapping[str, str], var: str, hint: str) -> Path | None:
+    """The executable the environment variable `var` names (`~` expanded), None when it is unset
+    or empty. A name that is no executable file is an error, never a silent fallback:
+    ToolNotFoundError "<var>=<value> <why>; <hint>" (why: does not exist, is not a file, is not
+    executable)."""
+    explicit = env.get(var)
+    if not explicit:
+        return None
+    path = Path(explicit).expanduser()
+    if is_executable_file(path):
+        return path
+    why = "does not exist" if not path.exists() else ("is not a file" if not path.is_file() else
+                                                      "is not executable (chmod +x?)")
+    raise ToolNotFoundError(f"{var}={explicit} {why}; {hint}")
 
 
 def which(name: str, path_var: str | None) -> Path | None:
@@ -437,3 +455,32 @@ def tail_text(path: Path, lines: int = 40) -> str:
         return "\n".join(path.read_text(encoding="utf-8", errors="replace").splitlines()[-lines:])
     except OSError:
         return ""
+
+
+def store_tool_output(writer: Any, raw_path: Path, outcome: ProcessOutcome, anchor: Anchor, *, tool: str,
+                      table_prefix: str, redactor: Redactor | None) -> ParseResult | None:
+    """What every runner does once its tool has stopped: record the free-rule warning, parse what
+    the tool printed (`raw_path`, with the parser of the same name as `tool`) and store it in the
+    run (`store_result`). Output that does not parse raises ParseError after a clean exit; after a
+    failed one it is a run warning and None (`raise_if_failed` then reports the failure)."""
+    warning = free_rule_warning(tool, redactor)
+    if warning:
+        writer.warn(warning)
+    try:
+        parsed = parse(raw_path, format=tool)
+    except ParseError as exc:
+        if outcome.returncode == 0:
+            raise
+        writer.warn(f"{tool} printed nothing parseable: {exc}")
+        return None
+    store_result(writer, parsed, anchor, table_prefix=table_prefix)
+    return parsed
+
+
+def raise_if_failed(shown_argv: Sequence[str], outcome: ProcessOutcome, raw_path: Path,
+                    timeout_s: float | None) -> None:
+    """ToolError (argv as shown, the last lines of the tool's output) when the tool exited non-zero
+    or was stopped after `timeout_s` seconds; nothing when it succeeded."""
+    if outcome.returncode != 0 or outcome.timed_out:
+        hint = f"stopped after timeout_s={timeout_s}" if outcome.timed_out else f"output in {raw_path}"
+        raise ToolError(list(shown_argv), outcome.returncode, tail_text(raw_path), "", hint=hint)

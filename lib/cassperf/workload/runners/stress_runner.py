@@ -8,7 +8,7 @@ Where it is found (first hit wins): the file `$CASSANDRA_STRESS` names (it must 
 be executable), `$CASSANDRA_HOME/tools/bin/cassandra-stress`, `cassandra-stress` on PATH.
 cassandra-stress ships only in the Apache Cassandra tarball (not on Maven Central).
 
-The argv is `[cassandra-stress, *spec.to_stress_args()]`, plus `-node <contact points>` when
+The argv is `[cassandra-stress, *to_stress_args(spec)]` (`stress_cmdline`), plus `-node <contact points>` when
 the spec names no nodes and a cluster is given, and `-port native=<port>` when that cluster's
 CQL port is not 9042. A spec with a delete share (which simple mode cannot run), or any spec
 when `user_profile=True`, runs in user mode instead: the profile YAML
@@ -57,18 +57,18 @@ from typing import Any
 
 import pandas as pd
 
-from cassperf.errors import ParseError, ToolError
+from cassperf.errors import ParseError
 from cassperf.parsers import parse
 from cassperf.parsers.base import ParseResult
 from cassperf.results.manifest import REDACTED
 from cassperf.workload.runners.streaming import (
-    Progress, ProcessOutcome, Redactor, ToolCredentials, ToolNotFoundError, copy_tool_files, free_rule_warning,
-    is_executable_file, private_workdir, store_result, stream_process, tail_text, tool_credentials, which,
+    Progress, ProcessOutcome, Redactor, ToolCredentials, ToolNotFoundError, copy_tool_files, executable_from_env,
+    is_executable_file, private_workdir, raise_if_failed, store_tool_output, stream_process, tool_credentials, which,
     write_private,
 )
+from cassperf.workload.runners.stress_cmdline import display_command, to_stress_args
+from cassperf.workload.runners.stress_profile import PROFILE_NAME, needs_profile, profile_yaml, to_user_args
 from cassperf.workload.spec import WorkloadSpec
-from cassperf.workload.stress_cmdline import display_command
-from cassperf.workload.stress_profile import PROFILE_NAME, needs_profile, profile_yaml, to_user_args
 
 TOOL = "cassandra-stress"
 RAW_NAME = "cassandra-stress.txt"
@@ -86,16 +86,11 @@ def locate_cassandra_stress(environ: Mapping[str, str] | None = None) -> Path:
     """The cassandra-stress to run: $CASSANDRA_STRESS, else $CASSANDRA_HOME/tools/bin, else PATH.
     ToolNotFoundError names every place looked at and what was found there."""
     env = os.environ if environ is None else environ
-    explicit = env.get(ENV_VAR)
-    if explicit:
-        path = Path(explicit).expanduser()
-        if is_executable_file(path):
-            return path
-        why = "does not exist" if not path.exists() else ("is not a file" if not path.is_file() else
-                                                          "is not executable (chmod +x?)")
-        raise ToolNotFoundError(f"{ENV_VAR}={explicit} {why}; point it at the cassandra-stress script of a "
-                                f"Cassandra install (<install>/tools/bin/cassandra-stress), or unset it to search "
-                                f"$CASSANDRA_HOME/tools/bin and PATH")
+    explicit = executable_from_env(env, ENV_VAR, "point it at the cassandra-stress script of a Cassandra install "
+                                   "(<install>/tools/bin/cassandra-stress), or unset it to search "
+                                   "$CASSANDRA_HOME/tools/bin and PATH")
+    if explicit is not None:
+        return explicit
     looked = []
     home = env.get("CASSANDRA_HOME")
     if home:
@@ -119,14 +114,14 @@ def locate_cassandra_stress(environ: Mapping[str, str] | None = None) -> Path:
 
 def stress_argv(spec: WorkloadSpec, executable: str | Path, cluster: Any = None, *,
                 schema_precreated: bool = False, profile: str | None = None) -> list[str]:
-    """The full argv: the executable, spec.to_stress_args() (or, given a `profile` path, the
+    """The full argv: the executable, to_stress_args(spec) (or, given a `profile` path, the
     user-mode arguments to_user_args(spec, profile)), and the cluster's contact points
     (`-node a,b`) and CQL port (`-port native=N`, only when not 9042) where the spec names no
     nodes."""
     if cluster is not None and not spec.nodes:
         spec = dataclasses.replace(spec, nodes=tuple(cluster.contact_points))
     args = (to_user_args(spec, profile) if profile is not None
-            else spec.to_stress_args(schema_precreated=schema_precreated))
+            else to_stress_args(spec, schema_precreated=schema_precreated))
     argv = [str(executable), *args]
     if cluster is not None and int(cluster.port) != 9042:
         argv += ["-port", f"native={int(cluster.port)}"]
@@ -257,23 +252,11 @@ def run_cassandra_stress(spec: WorkloadSpec, writer: Any, *, cluster: Any = None
             if redactor is not None:
                 hdr = {Path(spec.hdr_file).as_posix()} if spec.hdr_file is not None else set()
                 copy_tool_files(cwd, writer, redactor, keyed_only=hdr, skip={PROFILE_NAME})
-    warning = free_rule_warning(TOOL, redactor)
-    if warning:
-        writer.warn(warning)
-    parsed = None
-    try:
-        parsed = parse(raw_path, format="cassandra-stress")
-    except ParseError as exc:
-        if outcome.returncode == 0:
-            raise
-        writer.warn(f"cassandra-stress printed nothing parseable: {exc}")
-    if parsed is not None:
-        store_result(writer, parsed, bar.anchor, table_prefix="cassandra_stress_")
+    parsed = store_tool_output(writer, raw_path, outcome, bar.anchor, tool=TOOL, table_prefix="cassandra_stress_",
+                               redactor=redactor)
     if spec.hdr_file is not None:
         _store_hdr(writer, writer.path / "raw" / spec.hdr_file)
-    if outcome.returncode != 0 or outcome.timed_out:
-        hint = f"stopped after timeout_s={timeout_s}" if outcome.timed_out else f"output in {raw_path}"
-        raise ToolError(shown_argv, outcome.returncode, tail_text(raw_path), "", hint=hint)
+    raise_if_failed(shown_argv, outcome, raw_path, timeout_s)
     return StressResult(shown_argv, outcome, raw_path, parsed)
 
 

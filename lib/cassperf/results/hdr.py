@@ -1,4 +1,8 @@
-"""HdrHistogram helpers: decode, merge across clients and time windows, percentiles in ms.
+"""HdrHistogram helpers: decode, encode, merge across clients and time windows, percentiles in ms.
+
+Pure: base64 payloads, histogram rows (the Run's `histograms` frame) and package histograms in,
+histograms and numbers out. It reads no file and knows no parser: HDR interval logs are read,
+written and merged from files by `cassperf.parsers.hdr_log`.
 
 Percentiles across clients or intervals are never averaged: the interval histograms are added
 bucket by bucket and the percentile is read from the sum. Because HdrHistogram buckets depend
@@ -33,8 +37,6 @@ import zlib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
-from pathlib import Path
-from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -305,7 +307,7 @@ def mean_value(layout: Layout, counts: np.ndarray, offset: int = 0) -> float:
     return float(weighted) / total_count
 
 
-def _per_ms(unit: str) -> float:
+def units_per_ms(unit: str) -> float:
     """How many recorded units make one millisecond (values are divided by it: the closest
     float to the exact quotient)."""
     if unit not in UNIT_NS:
@@ -321,23 +323,23 @@ def percentile_ms(hist: HdrHistogram, percentile: float, unit: str = "ns") -> fl
 def percentiles_ms(hist: HdrHistogram, percentiles: Sequence[float] = STANDARD_PERCENTILES,
                    unit: str = "ns") -> dict[float, float]:
     """{percentile: value in ms}; identical to the package's get_value_at_percentile, scaled."""
-    per_ms = _per_ms(unit)
+    per_ms = units_per_ms(unit)
     values = percentile_values(_layout_of(hist), _counts_of(hist), percentiles)
     return {float(p): v / per_ms for p, v in zip(percentiles, values, strict=True)}
 
 
 def max_ms(hist: HdrHistogram, unit: str = "ns") -> float:
     """The max (highest equivalent value of the top bucket, like the package's get_max_value)."""
-    return hist.get_max_value() / _per_ms(unit)
+    return hist.get_max_value() / units_per_ms(unit)
 
 
 def mean_ms(hist: HdrHistogram, unit: str = "ns") -> float:
-    return mean_value(_layout_of(hist), _counts_of(hist)) / _per_ms(unit)
+    return mean_value(_layout_of(hist), _counts_of(hist)) / units_per_ms(unit)
 
 
 def stats_ms(layout: Layout, counts: np.ndarray, unit: str = "ns", offset: int = 0) -> dict[str, float | int]:
     """count, mean, p50, p95, p99, p99.9 and max (ms) as the frames name them."""
-    per_ms = _per_ms(unit)
+    per_ms = units_per_ms(unit)
     p50, p95, p99, p999, pmax = percentile_values(layout, counts, STANDARD_PERCENTILES, offset)
     return {
         "count": int(counts.sum()),
@@ -381,28 +383,19 @@ def summary_ms(hist: HdrHistogram, unit: str = "ns") -> dict[str, float | int]:
     return stats_ms(_layout_of(hist), _counts_of(hist), unit)
 
 
-# ---- merging rows, runs and files ------------------------------------------------------------
+# ---- merging histogram rows --------------------------------------------------------------------
 
-Source = Any  # DataFrame of histogram rows | Run | ParseResult | str | Path | list of HistogramRow
+Rows = pd.DataFrame | HistogramRow
 
 
-def _frames_of(source: Source) -> list[tuple[pd.DataFrame, str | None]]:
-    """(histogram rows, unit or None) for one source."""
-    from cassperf.parsers.base import ParseResult
-    from cassperf.results.model import Run
-
-    if isinstance(source, pd.DataFrame):
-        return [(source, None)]
-    if isinstance(source, Run):
-        return [(source.histograms, source.manifest.get("histogram_unit"))]
-    if isinstance(source, ParseResult):
-        return [(r.histograms, r.manifest.get("histogram_unit")) for r in source.runs]
-    if isinstance(source, (str, Path)):
-        from cassperf.parsers.hdr_log import read_hdr_log
-        return _frames_of(read_hdr_log(Path(source), derive_intervals=False))
-    if isinstance(source, HistogramRow):
-        return [(pd.DataFrame([source.__dict__]), None)]
-    raise TypeError(f"cannot merge histograms from {type(source).__name__}")
+def _frame_of(rows: Rows) -> pd.DataFrame:
+    if isinstance(rows, pd.DataFrame):
+        return rows
+    if isinstance(rows, HistogramRow):
+        return pd.DataFrame([rows.__dict__])
+    raise TypeError(f"cannot merge histograms from {type(rows).__name__}: give histogram rows (a DataFrame "
+                    f"with tag, start_s, end_s, encoded) or HistogramRow items; HDR logs, parse results and Runs "
+                    f"go through cassperf.parsers.hdr_log.merge_logs")
 
 
 def _select(frame: pd.DataFrame, tags: set[str] | None, start_s: float | None, end_s: float | None,
@@ -431,51 +424,34 @@ def _select(frame: pd.DataFrame, tags: set[str] | None, start_s: float | None, e
     return frame[keep.astype(bool)]
 
 
-def merge(sources: Source | Sequence[Source], tags: Iterable[str] | None = None,
+def merge(rows: Rows | Sequence[Rows], tags: Iterable[str] | None = None,
           start_s: float | None = None, end_s: float | None = None,
           clock: str = "relative") -> dict[str, HdrHistogram]:
-    """One histogram per tag, summed across sources (clients, files) and time.
+    """One histogram per tag, summed across sources (clients) and time.
 
-    sources: a histogram-rows DataFrame (tag, start_s, end_s, encoded), a Run, a ParseResult,
-    a path to an HDR log, a HistogramRow, or a list of these (one per client).
+    rows: histogram rows (a DataFrame with tag, start_s, end_s, encoded [, start_epoch_s]), a
+    HistogramRow, or a list of these (one per client). All must be in one value unit: that is the
+    caller's to know (`cassperf.parsers.hdr_log.merge_logs` checks it for logs and Runs).
     tags: keep only these tags (None: all).
     Window: an interval belongs to [start_s, end_s) when its midpoint does, so windows that tile
     the time axis count every interval exactly once. clock="relative" uses each source's own
     seconds-since-start; clock="epoch" uses absolute time (column start_epoch_s), which aligns
     clients that started at different moments.
-    Raises HistogramError when sources declare different units or precisions.
+    Raises HistogramError when the histograms have different precisions.
     """
-    items: list[Source]
-    if isinstance(sources, (list, tuple)):
-        items = list(sources)
-        if items and all(isinstance(i, HistogramRow) for i in items):
-            items = [pd.DataFrame([i.__dict__ for i in items])]
-    else:
-        items = [sources]
+    items = list(rows) if isinstance(rows, (list, tuple)) else [rows]
+    if items and all(isinstance(i, HistogramRow) for i in items):
+        items = [pd.DataFrame([i.__dict__ for i in items])]
     tagset = set(tags) if tags is not None else None
-    units: set[str] = set()
     per_tag: dict[str, list[str]] = {}
     for item in items:
-        for frame, unit in _frames_of(item):
-            if unit:
-                units.add(unit)
-            sel = _select(frame, tagset, start_s, end_s, clock)
-            for tag, encoded in zip(sel["tag"].astype("string").fillna("").tolist(),
-                                    sel["encoded"].tolist(), strict=True):
-                per_tag.setdefault(str(tag), []).append(encoded)
-    if len(units) > 1:
-        raise HistogramError(f"cannot merge histograms recorded in different units: {sorted(units)}")
+        sel = _select(_frame_of(item), tagset, start_s, end_s, clock)
+        for tag, encoded in zip(sel["tag"].astype("string").fillna("").tolist(),
+                                sel["encoded"].tolist(), strict=True):
+            per_tag.setdefault(str(tag), []).append(encoded)
     out: dict[str, HdrHistogram] = {}
     for tag in sorted(per_tag):
         merged = merge_encoded(per_tag[tag])
         if merged is not None:
             out[tag] = merged
     return out
-
-
-def merged_summary(sources: Source | Sequence[Source], unit: str = "ns", **kwargs: Any) -> pd.DataFrame:
-    """merge(...) as a table: one row per tag with count, mean, p50, p95, p99, p99.9, max (ms)."""
-    rows = [{"tag": tag, **summary_ms(h, unit)} for tag, h in merge(sources, **kwargs).items()]
-    return pd.DataFrame(rows, columns=["tag", "count", "latency_mean_ms", "latency_p50_ms",
-                                       "latency_p95_ms", "latency_p99_ms", "latency_p999_ms",
-                                       "latency_max_ms"])

@@ -14,7 +14,7 @@ come from the profile itself. The command line is
 
 in the simple-mode renderer's canonical order and display rules (its helpers are reused:
 ``count_args``, ``rate_pop_args``, ``client_args``, ``display_command``). A spec without a
-delete share still renders simple mode (``to_stress_args``): the seeds' commands stay exactly as
+delete share still renders simple mode (``stress_cmdline.to_stress_args``): the seeds' commands stay exactly as
 they were; the profile is used when the spec needs it (``needs_profile``) or the caller asks.
 
 Rules, checked against apache/cassandra tools/stress (StressProfile.java, StressYaml.java,
@@ -81,7 +81,7 @@ from cassperf.workload.spec import (
     _path,
     parse_count,
 )
-from cassperf.workload.stress_cmdline import (
+from cassperf.workload.runners.stress_cmdline import (
     client_args,
     command_options,
     command_tokens,
@@ -175,7 +175,7 @@ def profile_yaml(spec: WorkloadSpec) -> str:
     """The user profile for ``spec``'s schema and row shape (the same for every op mix)."""
     keyspace_cql, table_cql = schema_cql(spec)
     lines = [
-        "# cassandra-stress user profile for a cassperf WorkloadSpec (cassperf.workload.stress_profile):",
+        "# cassandra-stress user profile for a cassperf WorkloadSpec (cassperf.workload.runners.stress_profile):",
         "# the schema cassandra-stress creates in simple mode, and the read and delete queries.",
         f"keyspace: {_scalar(spec.keyspace)}",
         f"keyspace_definition: {_literal(keyspace_cql)}".rstrip("\n"),

@@ -60,7 +60,7 @@ DELETE_NOT_IN_SIMPLE_MODE = (
     "a delete share cannot be expressed in cassandra-stress simple mode: its commands are "
     "read, write, mixed, counter_read and counter_write, and mixed ratio(...) takes only those; "
     "run deletes with a cassandra-stress user profile (a DELETE query in ops(...)): "
-    "cassperf.workload.stress_profile.profile_yaml(spec) and to_user_args(spec, profile_path), "
+    "cassperf.workload.runners.stress_profile.profile_yaml(spec) and to_user_args(spec, profile_path), "
     "which run_cassandra_stress uses by itself for such a spec, or with the python-driver engine"
 )
 
