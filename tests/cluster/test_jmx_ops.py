@@ -64,7 +64,8 @@ def test_make_cold_empties_the_key_cache_and_says_what_it_did(cluster):
     assert len(before) == 2 and all(n > 0 for n in before), before
     said = make_cold(cluster, keyspace=KS)
     assert said.startswith("cold: memtables flushed, key and row caches invalidated, "
-                           "nodes not restarted: Cassandra's chunk cache stays warm, ")
+                           "nodes not restarted: the JVM stays warm (and a chunk cache, where file_cache_enabled turns "
+                           "one on), ")
     assert _key_cache_entries(s) == [0, 0]                            # every node's cache, not just one
 
 

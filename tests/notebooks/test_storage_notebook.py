@@ -1,142 +1,131 @@
-"""Notebook 05 (storage and cache) run by papermill in a real kernel against a real one-node
-embedded cluster with its smallest parameter set (notebooks/params/test/), including the
-configuration on a real loop-device ext4 filesystem (root). Checked against the stored runs: every
-point of the plan with labels measured from the cluster (system_schema's chunk length, the data
-folder's device), the tables equal to the analysis functions on those runs, nothing left of the
-loop filesystem, the runbook printed and nothing run, and analyse_only rebuilding the same claims."""
+"""Notebook 05 (storage and cache) run by papermill in a real kernel with its test parameter set
+against a real one-node embedded cluster and, beside it, a second one on a real loop-device ext4
+filesystem (root): 2 randomized blocks in which the arms of both storages interleave, the
+warm-up, the calibration, the cold restarts, the A/A control. What it publishes is checked against
+the stored runs and the study's record, and nothing of the loop filesystem is left after it."""
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
-import nbformat
-import papermill
 import pytest
 import yaml
 
 from cassperf import config
+from cassperf.experiments.outcome import load_outcome
+from cassperf.experiments.storage_cache import StorageStudy
+from cassperf.experiments.storage_cache_report import claims as storage_claims
+from cassperf.experiments.study import Calibrated
 from cassperf.results.catalog import catalog
+from cassperf.storage.facts import storage_name
+from cassperf.storage.loopfs import storage_of
 from tests.conftest import cassperf_processes
+from tests.notebooks.studykit import check_in_chromium, check_report_shape, execute_study, study_data  # noqa: F401
 
 pytestmark = [pytest.mark.notebook, pytest.mark.cluster]
 
-ADDRESS = "127.0.23.1"
-NAME = "storagetest"
+NB = "05-storage-and-cache.ipynb"
+WHERE = {"cluster_name": "storagetest", "first_address": "127.0.23.1"}
+LOOP = "storagetest-dc1_1-loop"
+
+
+def _loop_leftovers(data: Path) -> list[str]:
+    """Mounts, loop devices and backing files of loop filesystems under ``data``."""
+    mounts = [line.split()[4] for line in Path("/proc/self/mountinfo").read_text().splitlines()
+              if line.split()[4].startswith(str(data))]
+    backing = [str(p) for p in (data / "loopfs").rglob("backing.img")] if (data / "loopfs").exists() else []
+    attached = [line for line in subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout.splitlines()
+                if str(data) in line]
+    return mounts + backing + attached
 
 
 @pytest.fixture(scope="module")
-def study_env(tmp_path_factory):
-    """A data folder of its own; every node the notebook starts is stopped at the end."""
-    data = tmp_path_factory.mktemp("storage-data")
-    mp = pytest.MonkeyPatch()
-    mp.setenv("CASSPERF_DATA", str(data))
+def storage_data(study_data: Path) -> Iterator[Path]:  # noqa: F811
+    """study_data, and after the module (also when a test failed) every loop filesystem the
+    notebooks left under it unmounted and detached, its nodes killed first (study_data's stop
+    comes after this, so the nodes are killed here)."""
     try:
-        yield data
+        yield study_data
     finally:
-        from cassperf.cluster.local import LocalCluster
-        from cassperf.cluster.study import cluster_name_for
-
-        try:
-            LocalCluster(cluster_name_for(NAME, "dc1:1"), "dc1:1", first_address=ADDRESS, root=data / "clusters").stop()
-        finally:
-            for proc in cassperf_processes(data):
-                proc.kill()
-            mp.undo()
-
-
-def _execute(out_dir: Path, **extra) -> nbformat.NotebookNode:
-    name = "05-storage-and-cache.ipynb"
-    params = yaml.safe_load((config.notebooks_dir() / "params" / "test" / "05-storage-and-cache.yaml").read_text())
-    params.update(cluster_name=NAME, first_address=ADDRESS, **extra)
-    out_dir.mkdir(parents=True, exist_ok=True)
-    papermill.execute_notebook(str(config.notebooks_dir() / name), str(out_dir / name), parameters=params,
-                               cwd=str(config.notebooks_dir()), progress_bar=False, kernel_name="python3")
-    return nbformat.read(out_dir / name, as_version=4)
+        for proc in cassperf_processes(study_data):
+            proc.kill()
+        for line in Path("/proc/self/mountinfo").read_text().splitlines():
+            if line.split()[4].startswith(str(study_data)):
+                subprocess.run(["umount", "-l", line.split()[4]], check=False)
+        for line in subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout.splitlines():
+            if str(study_data) in line:
+                subprocess.run(["losetup", "-d", line.split(":")[0]], check=False)
 
 
-def _json_outputs(nb: nbformat.NotebookNode) -> dict:
-    found: dict = {}
-    for cell in nb.cells:
-        for output in cell.get("outputs", []):
-            data = output.get("data", {}).get("application/json")
-            if data:
-                found.update(data if isinstance(data, dict) else json.loads(data))
-    return found
-
-
-def _text(nb: nbformat.NotebookNode) -> str:
-    return "\n".join(str(o.get("text", "")) + str(o.get("data", {}).get("text/markdown", ""))
-                     for c in nb.cells for o in c.get("outputs", []))
-
-
-def test_storage_notebook_stores_every_point_labelled_as_measured_and_tables_match_the_runs(study_env, tmp_path):
-    from cassperf.experiments import storage_cache as study_sc
-    from cassperf.experiments.sweep import latest_runs
-
+def test_storage_notebook_interleaves_both_storages_in_randomized_blocks_and_leaves_no_loop_behind(
+        storage_data, tmp_path):
     if os.geteuid() != 0:
         pytest.skip("the loop-device configuration needs root")
-    nb = _execute(tmp_path)
-    assert not [o for c in nb.cells for o in c.get("outputs", []) if o.get("output_type") == "error"]
-    runs = catalog(study="storage-and-cache", experiment="test")
-    assert runs["complete"].all()
-    points = sorted(zip(runs["storage"], runs["chunk_kb"], runs["part"], runs["cache"].fillna(""), runs["run"],
-                        runs["threads"], strict=True))
-    from cassperf.storage.loopfs import storage_of
-
-    here = storage_of(study_env)   # the data folder's disk, as the notebook measures it
-    disk = study_sc.storage_name(here)
-    loop = "ext4 on a loop device"
-    expected = []
-    for storage, chunk, empty in ((disk, "4", False), (disk, "64", True), (loop, "64", True)):
-        expected.append((storage, chunk, "write", "", "a", "64"))
-        sweeps = [("full", "a")] + ([("empty", "a"), ("empty", "b")] if empty else [])
-        expected += [(storage, chunk, "read", cache, run, t) for cache, run in sweeps for t in ("4", "32")]
-    assert points == sorted(expected)
-    # labelled from what was measured: system_schema's compression, the data folder's device
-    assert set(runs["compression"]) == {"LZ4Compressor, chunk_length_in_kb=4", "LZ4Compressor, chunk_length_in_kb=64"}
-    assert set(runs.loc[runs["storage"] == disk, "storage_device"]) == {here.device}
-    loop_devices = set(runs.loc[runs["storage"] == loop, "storage_device"])
-    assert len(loop_devices) == 1 and next(iter(loop_devices)).startswith("/dev/loop")
-    assert set(runs["storage_fs"]) == {here.fstype, "ext4"}
-    # nothing of the loop filesystem is left: no mount, no backing file, no loop device on it
-    backing = study_env / "loopfs" / NAME / "backing.img"
-    assert not backing.exists()
-    assert str(backing) not in subprocess.run(["losetup", "-a"], capture_output=True, text=True).stdout
-    # the empty-cache run a followed a cold step that said what it did
-    text = _text(nb)
-    assert "cold: memtables flushed, key and row caches invalidated, nodes restarted, OS page cache dropped" in text
-    # the tables equal the analysis functions on the stored runs
-    out = _json_outputs(nb)
-    stored = latest_runs(study_sc.POINT_LABELS, study="storage-and-cache", experiment="test")
-    frame = study_sc.results(stored)
-    shown = {r["run_id"]: r for r in out["runs_frame"]}
-    assert set(shown) == set(frame["run_id"]) and len(shown) == 17
-    for row in frame.itertuples():
-        got = shown[row.run_id]
-        assert got["rate_ops_s"] == pytest.approx(row.rate_ops_s, rel=1e-12)
-        assert got["latency_p99_ms"] == pytest.approx(row.latency_p99_ms, rel=1e-12)
-        assert got["config"] == row.config
-    ab = study_sc.run_ab(stored, reps=200)
-    assert len(out["run_ab"]) == len(ab) == 8          # 2 storages x 2 thread counts x (ops/s, p99)
-    for got, row in zip(out["run_ab"], ab.itertuples(), strict=True):
-        assert (got["storage"], got["chunk_kb"], got["threads"], got["metric"]) == \
-            (row.storage, row.chunk_kb, row.threads, row.metric)
-        assert got["change_pct"] == pytest.approx(row.change_pct, rel=1e-12) and got["verdict"] == row.verdict
-    claims = study_sc.claims(stored, reps=200)
-    assert out["claims"] == claims.to_dict(orient="records")
-    assert {c["verdict"] for c in out["claims"]} <= {"holds", "does not hold", "not shown"}
-    assert out["claims"][2]["measured"] == "needs 128 KiB and 64 or 256 KiB on one storage"
+    run = execute_study(NB, tmp_path / "first", **WHERE)
+    check_report_shape(run)
+    params = yaml.safe_load((config.notebooks_dir() / "params" / "test" / "05-storage-and-cache.yaml").read_text())
+    study = StorageStudy.from_parameters(params)
+    outcome = load_outcome(study)
+    record = outcome.record
+    cal = record["calibration"]
+    knee = cal["knee"]
+    sweep, empty_at = study.sweep(Calibrated.from_json(cal))
+    assert empty_at == knee and knee in sweep and len(sweep) == 3 and cal["op"] == "read"
+    # every arm once per block, the A/A twin among them
+    arms = outcome.arm_names
+    expected = [f"{s} {c} KiB, full, {t} threads" for s, c in (("disk", 4), ("disk", 64), ("loop", 64)) for t in sweep]
+    expected += [f"{s} 64 KiB, empty, run {r}" for s in ("disk", "loop") for r in "ab"]
+    expected += [f"disk 64 KiB, full, {knee} threads (A/A)"]
+    assert sorted(arms) == sorted(expected)
+    measured = catalog(study="storage-and-cache", experiment="test", role="measure")
+    assert measured["complete"].all()
+    assert sorted(zip(measured["arm"], measured["block"], strict=True)) == sorted((a, b) for a in arms for b in "12")
+    # run b right after its run a; the two storages interleave within a block
+    order = record["order"]
+    for block in (1, 2):
+        names = [o[2] for o in order if o[0] == block]
+        for s in ("disk", "loop"):
+            assert names.index(f"{s} 64 KiB, empty, run b") == names.index(f"{s} 64 KiB, empty, run a") + 1
+        storages = [n.split()[0] for n in names]
+        switches = sum(1 for x, y in zip(storages, storages[1:], strict=False) if x != y)
+        assert switches >= 2, storages
+    # the empty-cache run a followed a cold restart, the full-cache runs a filled page cache
+    slots = record["slots"]
+    cold = "cold: memtables flushed, key and row caches invalidated, nodes restarted, OS page cache dropped"
+    assert all(slots[f"{b}/{s} 64 KiB, empty, run a"]["note"] == cold for b in "12" for s in ("disk", "loop"))
+    warm = slots[f"1/loop 64 KiB, full, {knee} threads"]["note"]
+    assert warm.startswith("warm: ") and " files of storage_c64 (" in warm
+    # measured configurations: the data folder's disk, the loop device; system_schema's chunk
+    confs = {c["configuration"]: c for c in record["baseline"][-1]["configurations"]}
+    here = storage_of(storage_data)
+    assert {k: confs[k]["measured_storage"] for k in confs} == {
+        "disk 4 KiB": storage_name(here), "disk 64 KiB": storage_name(here), "loop 64 KiB": "ext4 on a loop device"}
+    assert confs["loop 64 KiB"]["storage_device"].startswith("/dev/loop")
+    assert [confs[k]["compression"] for k in ("disk 4 KiB", "disk 64 KiB", "loop 64 KiB")] == [
+        "LZ4Compressor, chunk_length_in_kb=4", "LZ4Compressor, chunk_length_in_kb=64",
+        "LZ4Compressor, chunk_length_in_kb=64"]
+    # nothing of the loop filesystem is left: no mount, loop device, backing file, or node
+    assert _loop_leftovers(storage_data) == []
+    assert not [p for p in cassperf_processes(storage_data) if LOOP in " ".join(p.cmdline())]
+    # the published claims are the analysis function's on the stored runs
+    expected_claims = storage_claims(outcome)
+    assert [c["verdict"] for c in run.claims] == expected_claims["verdict"].tolist()
+    assert [c["claim"] for c in run.claims] == expected_claims["claim"].tolist()
+    assert run.claims[3]["measured"] == "needs 128 KiB and 64 or 256 KiB on one storage (chunk_kbs)"
+    assert run.claims[3]["reason"] == ("not addressed by these parameters: needs 128 KiB and 64 or 256 KiB on one "
+                                       "storage (chunk_kbs)")
     # the runbook is printed for the study's chunk sizes and nothing is run
+    text = run.text()
     assert "mdadm --create /dev/md0 --level=raid0 --chunk=128 --raid-devices=4 /dev/sdc /dev/sdd /dev/sde /dev/sdf" \
         in text
-    assert "Printed only: `allow_destructive` is False." in text
-    # analyse_only rebuilds the same claims from the store, without a cluster; asked to run the runbook
-    # without an explicit device list it refuses in one line and runs nothing
-    only = _execute(tmp_path / "only", analyse_only=True, allow_destructive=True)
-    assert _json_outputs(only)["claims"] == out["claims"]
-    assert ("**Runbook not run:** not run: pass the devices the runbook may erase explicitly, e.g. "
-            "devices=['/dev/nvme1n1', '/dev/nvme2n1']") in _text(only)
-
+    assert "<p>Printed only: <code>allow_destructive</code> is False.</p>" in text
+    check_in_chromium(run, tmp_path)
+    # analyse_only rebuilds the same claims from the store, no cluster; asked to run the runbook without
+    # an explicit device list it refuses in one line and runs nothing
+    only = execute_study(NB, tmp_path / "only", analyse_only=True, allow_destructive=True, **WHERE)
+    assert only.claims == run.claims
+    assert ("<b>Runbook not run:</b> not run: pass the devices the runbook may erase explicitly, e.g. "
+            "devices=[&#x27;/dev/nvme1n1&#x27;, &#x27;/dev/nvme2n1&#x27;]") in only.text()

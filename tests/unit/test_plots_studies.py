@@ -31,11 +31,15 @@ def test_throughput_lines_carry_the_ci_too_and_other_figures_do_not():
     assert plain.data[0].error_y.array is None and not plain.layout.annotations
 
 
-def test_the_storage_sweep_charts_carry_the_ci_on_ops_s_only():
-    from cassperf.plots.studies import sweep_charts
-
-    frame = _frame().assign(config="64 KiB", latency_p50_ms=1.0, latency_p95_ms=2.0, latency_p99_ms=3.0)
-    ops, p50, *_ = sweep_charts(frame, "config", "Full cache")
-    assert list(ops.data[0].error_y.array) == [30.0, 0.0, 12.5]
+def test_lines_draw_one_percentile_per_chart_named_by_value_under_a_legend_title():
+    frame = _frame().assign(configuration=["disk 64 KiB", "disk 64 KiB", "loop 64 KiB"], latency_p50_ms=1.0)
+    ops = lines(frame, "threads", "rate_ops_s", "configuration", "Full cache: ops/s", "ops/s",
+                legend_title="configuration")
+    p50 = lines(frame, "threads", "latency_p50_ms", "configuration", "Full cache: latency p50", "ms",
+                legend_title="configuration")
+    assert [t.name for t in ops.data] == ["disk 64 KiB", "loop 64 KiB"] and ops.layout.legend.title.text == \
+        "configuration"
+    assert list(ops.data[0].error_y.array) == [30.0, 0.0]
     assert [a.text for a in ops.layout.annotations] == [UNCERTAINTY_NOTE]
     assert p50.data[0].error_y.array is None and not p50.layout.annotations
+    assert [t.name for t in lines(frame, "threads", "rate_ops_s", "rf", "t", "ops/s").data] == ["rf 1", "rf 2", "rf 3"]

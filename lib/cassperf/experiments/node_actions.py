@@ -95,7 +95,8 @@ def make_cold(cluster: Any, *, restart: bool = False, keyspace: str | None = Non
     row caches invalidated on every node (what ``nodetool flush``, ``invalidatekeycache`` and
     ``invalidaterowcache`` do), then the OS page cache
     dropped (root; stated when not permitted). ``restart=True`` (a LocalCluster) also restarts
-    every node, which empties Cassandra's chunk cache and buffer pools, as the published
+    every node, which empties its buffer pools and its chunk cache where one is on
+    (``file_cache_enabled``, off by default since 4.1) and leaves the JVM cold, as the published
     study's first runs had them; without it those stay warm (stated)."""
     done: list[str] = []
     flushed, caches = _flush_and_invalidate(cluster, keyspace)
@@ -110,10 +111,31 @@ def make_cold(cluster: Any, *, restart: bool = False, keyspace: str | None = Non
     elif restart:
         done.append("nodes not restarted (not an embedded cluster)")
     else:
-        done.append("nodes not restarted: Cassandra's chunk cache stays warm")
+        done.append("nodes not restarted: the JVM stays warm (and a chunk cache, where file_cache_enabled turns "
+                    "one on)")
     why_not = drop_page_cache()
     done.append(why_not or "OS page cache dropped")
     return "cold: " + ", ".join(done)
+
+
+def make_warm(cluster: Any, keyspace: str) -> str:
+    """Fill the OS page cache with ``keyspace``'s files on every node of an embedded cluster
+    (every file under each node's data folder for it, read through once) before a full-cache
+    run, and say what was read. A named cluster's disks are not this machine's: said, nothing read."""
+    nodes = getattr(cluster, "nodes", None)
+    if not nodes or not hasattr(nodes[0], "layout"):
+        return "warm: the servers' page cache was not filled (a named cluster's disks are not this machine's)"
+    files, size = 0, 0
+    for node in nodes:
+        folder = node.layout.data / keyspace
+        for path in sorted(folder.rglob("*")) if folder.is_dir() else []:
+            if not path.is_file():
+                continue
+            with open(path, "rb", buffering=0) as f:
+                while chunk := f.read(1 << 20):
+                    size += len(chunk)
+            files += 1
+    return f"warm: {files} files of {keyspace} ({size / 2**20:.1f} MiB) read into the page cache"
 
 
 def set_compaction_throughput(cluster: Any, mib_per_s: int) -> list[NodeResult]:

@@ -21,7 +21,7 @@ PERCENTILES = ("p50", "p95", "p99")
 _LAYOUT = {"template": "plotly_white", "height": 380, "margin": {"l": 60, "r": 20, "t": 60, "b": 50}}
 
 
-def _latency_title(latency_type: str | None) -> str:
+def latency_title(latency_type: str | None) -> str:
     return "latency (ms" + (f", {latency_type} time)" if latency_type else ")")
 
 
@@ -88,23 +88,28 @@ def latency_bars(frame: pd.DataFrame, x: str, title: str, latency_type: str | No
     fig = go.Figure()
     for p in percentiles:
         fig.add_bar(name=p, x=frame[x].astype(str), y=frame[columns.get(p, f"latency_{p}_ms")])
-    fig.update_layout(title=title, barmode="group", xaxis_title=x_title or x, yaxis_title=_latency_title(latency_type),
+    fig.update_layout(title=title, barmode="group", xaxis_title=x_title or x, yaxis_title=latency_title(latency_type),
                       legend_title="percentile", **_LAYOUT)
     fig.update_xaxes(type="category")
     return fig
 
 
 def lines(frame: pd.DataFrame, x: str, y: str, color: str, title: str, y_title: str,
-          x_title: str | None = None, log_x: bool = False, ci: str | None = None, flag: str = "unstable") -> go.Figure:
+          x_title: str | None = None, log_x: bool = False, ci: str | None = None, flag: str = "unstable",
+          legend_title: str | None = None) -> go.Figure:
     """One line per ``color`` value of ``y`` against ``x`` (e.g. ops/s vs client threads per
-    RF); throughput points carry their 95% CI and "unstable" as in ``bars``."""
+    RF, or one latency percentile per chart as the storage study drew them); throughput points
+    carry their 95% CI and "unstable" as in ``bars``. Lines are named "<color> <value>", or by
+    the value alone under ``legend_title``."""
     fig = go.Figure()
     for name, part in frame.groupby(color, sort=False):
         part = part.sort_values(x)
         error, texts = _uncertainty(part, y, ci, flag)
-        fig.add_scatter(name=f"{color} {name}", x=part[x], y=part[y], mode="lines+markers", error_y=error,
-                        hovertext=texts)
+        fig.add_scatter(name=str(name) if legend_title else f"{color} {name}", x=part[x], y=part[y],
+                        mode="lines+markers", error_y=error, hovertext=texts)
     fig.update_layout(title=title, xaxis_title=x_title or x, yaxis_title=y_title, **_LAYOUT)
+    if legend_title:
+        fig.update_layout(legend_title=legend_title)
     _caption(fig, frame, y, ci)
     if log_x:
         _log_ticks(fig, frame[x])
@@ -122,7 +127,7 @@ def latency_lines(frame: pd.DataFrame, x: str, color: str, title: str, latency_t
         for p in percentiles:
             fig.add_scatter(name=f"{color} {name} {p}", x=part[x], y=part[f"latency_{p}_ms"], mode="lines+markers",
                             line={"dash": dashes.get(p, "solid")})
-    fig.update_layout(title=title, xaxis_title=x_title or x, yaxis_title=_latency_title(latency_type), **_LAYOUT)
+    fig.update_layout(title=title, xaxis_title=x_title or x, yaxis_title=latency_title(latency_type), **_LAYOUT)
     if log_x:
         _log_ticks(fig, frame[x])
     return fig
@@ -160,28 +165,6 @@ def shaded_panels(panels: Sequence[tuple[str, pd.DataFrame, str]], windows: Sequ
                       margin={"l": 60, "r": 20, "t": 80, "b": 50}, legend={"font": {"size": 10}})
     fig.update_xaxes(title_text="time since the start of measurement (s)", row=len(panels), col=1)
     return fig
-
-
-def sweep_charts(frame: pd.DataFrame, line: str, title: str, latency_type: str | None = None,
-                 x: str = "threads", x_title: str = "client threads", log_x: bool = True) -> list[go.Figure]:
-    """A thread sweep as the storage study drew it: ops/s against ``x``, then p50, p95 and p99
-    on separate charts (easier to read than three percentiles on one), one line per ``line``
-    value (named by the value itself); ops/s with its 95% CI and "unstable" as in ``bars``."""
-    figures = []
-    for y, what, unit in [("rate_ops_s", "ops/s", "ops/s"),
-                          *((f"latency_{p}_ms", f"latency {p}", _latency_title(latency_type)) for p in PERCENTILES)]:
-        fig = go.Figure()
-        for name, part in frame.groupby(line, sort=False):
-            part = part.sort_values(x)
-            error, texts = _uncertainty(part, y)
-            fig.add_scatter(name=str(name), x=part[x], y=part[y], mode="lines+markers", error_y=error,
-                            hovertext=texts)
-        fig.update_layout(title=f"{title}: {what} vs {x_title}", xaxis_title=x_title, yaxis_title=unit, **_LAYOUT)
-        _caption(fig, frame, y)
-        if log_x and not frame.empty:
-            _log_ticks(fig, frame[x])
-        figures.append(fig)
-    return figures
 
 
 def deployment_bars(rows: pd.DataFrame, title: str) -> go.Figure:
