@@ -45,7 +45,7 @@ from typing import Any, ClassVar
 from cassperf.errors import ConfigError
 from cassperf.experiments.executor import LocalRunner
 from cassperf.experiments.study import Arm, Calibrated, Preparation, Study
-from cassperf.workload.spec import Compression, Ratio, Replication, WorkloadSpec
+from cassperf.workload.spec import Compression, Replication, WorkloadSpec
 
 STUDY = "storage-and-cache"
 SOURCE = "../shared/studies/004_25c0599bb358c682.txt"
@@ -195,7 +195,7 @@ class StorageStudy(Study):
 
     def _spec(self, keyspace: str, op: str, threads: int, *, population: str, n: int | None = None,
               compression: Compression | None = None) -> WorkloadSpec:
-        return WorkloadSpec(op=op, ratio=Ratio(write=1, read=1) if op == "mixed" else None, n=n,
+        return WorkloadSpec(op=op, n=n,
                             duration=None if n else self.run_s, warmup=False, cl=self.cl, concurrency=threads,
                             population=population, column_count=1, column_size=self.column_size, keyspace=keyspace,
                             replication=Replication.network_topology({self.local_dc: self.rf}),
