@@ -49,10 +49,10 @@ def cluster_folder(name: str) -> Path:
     return named[0] if named else here
 
 
-def started_state(name: str) -> dict | None:
-    """What the cluster ``name`` was started with (its cluster.json, else its owner record's), or
-    None when it never was."""
-    folder = cluster_folder(name)
+def started_state(name: str, folder: Path | None = None) -> dict | None:
+    """What the cluster ``name`` (in ``folder``, default: cluster_folder) was started with: its
+    cluster.json, else its owner record's; None when it never was."""
+    folder = folder or cluster_folder(name)
     state = folder / "cluster.json"
     if state.exists():
         try:
@@ -95,16 +95,16 @@ def check_first_address(text: str) -> str:
     return str(address)
 
 
-def local_cluster(name: str, **given: object) -> LocalCluster:
+def local_cluster(name: str, root: Path | None = None, **given: object) -> LocalCluster:
     """The cluster ``name``: options given (not None), else what it was started with (its
     cluster.json), else DEFAULTS. `status --name big` must find the nodes of a dc1:3 cluster on
     127.0.5.1 without repeating how it was started (it used to look for one node on 127.0.0.1,
     and `stop` / `destroy` then left nodes 2 and 3 running)."""
-    stored = started_state(name) or {}
+    stored = started_state(name, (root or config.clusters_dir()) / name) or {}
     chosen = {k: given[k] if given.get(k) is not None else stored.get(k, default) for k, default in DEFAULTS.items()}
     return LocalCluster(name, chosen["topology"], version=chosen["version"], heap_mb=chosen["heap_mb"],
                         first_address=chosen["first_address"], inter_dc_rtt_ms=chosen["inter_dc_rtt_ms"],
-                        root=cluster_folder(name).parent)
+                        root=root)
 
 
 def _cluster(args: argparse.Namespace) -> LocalCluster:
@@ -113,7 +113,8 @@ def _cluster(args: argparse.Namespace) -> LocalCluster:
         require_started(args.name)
     if args.first_address is not None:
         args.first_address = check_first_address(args.first_address)
-    return local_cluster(args.name, **{k: getattr(args, k) for k in DEFAULTS})
+    root = cluster_folder(args.name).parent if args.action != "start" else None   # start: data/clusters
+    return local_cluster(args.name, root, **{k: getattr(args, k) for k in DEFAULTS})
 
 
 def _reap(adopt: list[Path]) -> None:

@@ -409,10 +409,12 @@ class LocalCluster(ClusterHandle):
         return owners.claim("cluster", self.owner_key, self._record_data())[1]
 
     def _take_over(self, taken: owners.Owner | None) -> None:
-        if taken is None:
+        """Say that this process took over running nodes from the dead owner `taken` (nothing when
+        none of them runs: then only a record was left, and this start makes the cluster anew)."""
+        running = self.running_text()
+        if taken is None or running == "no node running":
             return
-        self.adopted = owners.found(f"cluster {self.name} ({self.running_text()})", taken,
-                                    f"adopted by {owners.me().describe()}")
+        self.adopted = owners.found(f"cluster {self.name} ({running})", taken, f"adopted by {owners.me().describe()}")
         self.say(self.adopted)
 
     def _adopt_running(self) -> None:

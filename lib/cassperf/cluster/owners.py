@@ -22,6 +22,7 @@ import contextlib
 import json
 import os
 import sys
+import threading
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -158,7 +159,7 @@ def write(record: Record) -> Record:
     """Write `record` atomically (a 0600 temporary file, fsync, rename) in the 0700 registry."""
     _private_folder()
     path = record.path
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
     body = {"kind": record.kind, "key": record.key, "owner": record.owner.to_json(),
             "written_utc": datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"), **record.data}
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
