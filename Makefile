@@ -9,6 +9,7 @@ LATTE_VERSION ?= 0.29.0
 PYTEST_ARGS ?=
 PARAMS ?= local
 LAB_PORT ?= 8888
+LAB_DIR ?= notebooks
 
 .DEFAULT_GOAL := help
 
@@ -35,9 +36,10 @@ jars: setup ## resolve Cassandra's jars from Maven Central into the cache (reuse
 report: jars ## main job: run the report notebooks on the embedded local cluster -> reports/index.html (PARAMS=local|paper|FILE.yaml)
 	$(BIN)/cassperf report --params $(PARAMS)
 
-lab: setup ## JupyterLab on notebooks/, local only (127.0.0.1, token auth): open the URL it prints
+# Kernels talk to the server over Unix sockets in Jupyter's runtime folder (0700), not TCP.
+lab: setup ## JupyterLab on notebooks/ (LAB_DIR), local only (127.0.0.1:LAB_PORT, token auth, IPC kernels): open the URL it prints
 	@echo "JupyterLab on http://127.0.0.1:$(LAB_PORT)/lab (local only); the URL with its token follows. Ctrl-C stops it."
-	$(BIN)/jupyter lab --notebook-dir=notebooks --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) --ServerApp.open_browser=False $$([ "$$(id -u)" = 0 ] && echo --allow-root)
+	$(BIN)/jupyter lab --notebook-dir=$(LAB_DIR) --ServerApp.ip=127.0.0.1 --ServerApp.port=$(LAB_PORT) --ServerApp.open_browser=False --KernelManager.transport=ipc $$([ "$$(id -u)" = 0 ] && echo --allow-root)
 
 browser: ## headless Chromium (Debian package) for the browser checks of HTML reports
 	@command -v chromium >/dev/null || { \

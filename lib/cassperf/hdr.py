@@ -154,6 +154,17 @@ def decode_counts(encoded: str | bytes) -> DecodedCounts:
                          int(res["max_nonzero_index"]))
 
 
+def counts_index(layout: Layout, values: np.ndarray) -> np.ndarray:
+    """The counts-array index of each recorded integer (0 <= value < 2**53), as the package's
+    `_counts_index_for` computes it, vectorised (the tests check it value by value)."""
+    t = _template(layout)
+    v = np.asarray(values, dtype=np.int64)
+    bits = np.frexp((v | int(t.sub_bucket_mask)).astype(np.float64))[1].astype(np.int64)
+    bucket = bits - int(t.unit_magnitude) - (int(t.sub_bucket_half_count_magnitude) + 1)
+    sub = v >> (bucket + int(t.unit_magnitude))
+    return ((bucket + 1) << int(t.sub_bucket_half_count_magnitude)) + (sub - int(t.sub_bucket_half_count))
+
+
 def decode(encoded: str | bytes) -> HdrHistogram:
     """One payload as a package `HdrHistogram` (HistogramError instead of the package's errors)."""
     d = decode_counts(encoded)

@@ -29,7 +29,8 @@ CODE_INPUT = 'class="jp-CodeMirrorEditor jp-Editor jp-InputArea-editor"'
 REPO_FIXTURE = Path(__file__).resolve().parents[1] / "fixtures" / "cassandra-stress-5.0" / "mixed.stdout.txt"
 
 FIGURES = [
-    '''from cassperf.plots import latency_bars, rate_bars, use_report_renderer
+    '''from cassperf.plots import use_report_renderer
+from cassperf.plots.studies import bars, latency_bars
 from cassperf.report.header import report_header, report_parameters, run_ids_note
 use_report_renderer()
 report_header(report_parameters(globals()), None)''',
@@ -44,8 +45,8 @@ runs[["run_id", "tool", "rf", "run"]]''',
     '''import pandas as pd
 frame = pd.DataFrame({"op": ["write", "read"], "rate_ops_s": [5000.0, 4000.0], "latency_p50_ms": [1.1, 0.9],
                       "latency_p95_ms": [2.5, 2.0], "latency_p99_ms": [7.25, 5.5]})
-rate_bars(frame, "Throughput by op", "op", "rate_ops_s", "ops/s")''',
-    'latency_bars(frame, "Latency by op", latency_type="service")',
+bars(frame, "op", "rate_ops_s", "Throughput by op", "ops/s")''',
+    'latency_bars(frame, "op", "Latency by op", "service")',
     'frame',
 ]
 

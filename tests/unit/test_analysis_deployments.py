@@ -139,3 +139,27 @@ def test_deployments_parse_to_labels_and_cluster_slugs():
     assert [d.name for d in deps] == ["5.0.6-java17-disk", "4.1.10-java11-tmpfs"]
     assert [d.slug for d in deps] == ["5_0_6-java17-disk", "4_1_10-java11-tmpfs"]
     assert deps[1].title == "Cassandra 4.1.10 on Java 11, data on tmpfs"
+
+
+def test_an_imported_log_publishes_the_row_rate_its_tool_printed():
+    """cassandra-stress 5.0 printed `Row rate : 3,059 row/s` over its whole run: the table shows that
+    figure, not the intervals' length-weighted rate (which differs by the partial last interval)."""
+    from pathlib import Path
+
+    from cassperf.analysis.deployments import summary_row_rate
+    from cassperf.parsers import parse
+
+    run = parse(Path(__file__).parents[1] / "fixtures" / "cassandra-stress-5.0" / "runner-write.txt").runs[0]
+    run.manifest["labels"] = {"deployment": "Ubuntu", "machine": "server"}
+    assert summary_row_rate(run) == 3059.0
+    rows, _ = deployment_rows([run])
+    assert rows.iloc[0][["row_rate_s", "row_rate_source"]].tolist() == [3059.0, "tool summary"]
+    assert deployment_tables([run])[0][1].iloc[0]["Write (row/s)"] == "3 059"
+
+
+def test_repeated_runs_of_one_cell_show_their_mean_and_ci():
+    runs = [run_with({"deployment": "d", "op": "write", "machine": "ws"}, rate, machine=HOST, run_id=f"w{i}")
+            for i, rate in enumerate((100, 110, 120))]
+    rows, groups = deployment_rows(runs)
+    cell = published_table(rows, groups[0].title).iloc[0]["Write (row/s)"]
+    assert cell == "110 ± 25"     # mean 110, t(0.975, 2) = 4.303 x 10 / sqrt(3) = 24.8

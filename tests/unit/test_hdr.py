@@ -400,3 +400,14 @@ def test_a_start_time_outside_the_calendar_is_a_warning_not_a_crash():
     result = parse_text(text, format="hdr-log")
     assert result.runs[0].manifest["started_utc"] is None
     assert any("outside the calendar" in w.expected for w in result.warnings)
+
+
+@pytest.mark.parametrize("layout", [hdr.Layout(1, 3_600_000_000_000, 3), hdr.Layout(1, 3_600_000_000, 2),
+                                    hdr.Layout(1000, 10_000_000_000, 3)])
+def test_counts_index_is_the_packages_bucket_index_vectorised(layout: hdr.Layout) -> None:
+    rng = np.random.default_rng(0)
+    values = np.unique(np.concatenate([np.arange(0, 3000), rng.lognormal(12, 3, 5000).astype(np.int64),
+                                       2 ** np.arange(1, 31), 2 ** np.arange(1, 31) - 1]))
+    values = values[values < layout.highest]
+    package = HdrHistogram(layout.lowest, layout.highest, layout.significant_figures)
+    assert hdr.counts_index(layout, values).tolist() == [package._counts_index_for(int(v)) for v in values]

@@ -3,8 +3,16 @@
 windows   time windows of a run (phase events, the window before), slicing, window statistics
           with percentiles merged from HDR histograms
 steady    the steady-state window: warm-up by MSER-5, a fixed cool-down trim (or a fixed trim)
-compare   change %, 95% CI and a verdict: Welch on batch means, block bootstrap for percentiles,
-          unstable runs flagged
+compare   the old within-run method: Welch on batch means, block bootstrap for percentiles,
+          unstable runs flagged (studies move to repeats/arms/verdicts)
+repeats   run figures over repeats: one row per run and op over its steady window, diagnostics
+          (CV, lag-1, drift) as columns, a stated reason for every run that leaves
+arms      comparisons across runs between two arms: paired per block or Welch on log figures,
+          percentiles from merged HDR histograms with a bootstrap over runs, CI, p, MDE
+power     the minimum detectable effect, calibrated so the power at the stated MDE is 80%
+verdicts  claims by kind (directional, TOST, plateau), the A/A control, the claims table
+simulate  simulated studies with known effects (AR(1) intervals, pauses, ramps, run and block
+          effects, HDR histograms); calibration: the method's error rates and power on them
 tables    the published garbagecollect table; one row per run for sweep charts
 sweep     sweep plans (parameter products) and which points still have no stored run
 format    the published number style: 1.5k/s, 10.28k micros, 60 263
@@ -16,8 +24,10 @@ This package imports nothing from cassperf.workload, cassperf.cluster, cassperf.
 cassperf.parsers (tests/unit/test_analysis_imports.py checks it).
 """
 
+from cassperf.analysis.arms import ArmComparison, compare_arms
 from cassperf.analysis.compare import Comparison, compare_groups, compare_runs, compare_windows, stability
 from cassperf.analysis.format import fmt_micros, fmt_ms, fmt_pct, fmt_rate
+from cassperf.analysis.repeats import left_out, run_figures
 from cassperf.analysis.select import AnalysisError
 from cassperf.analysis.steady import SteadyState, steady_state
 from cassperf.analysis.sweep import SweepPlan, pending
@@ -34,7 +44,7 @@ from cassperf.analysis.windows import (
 )
 
 __all__ = [
-    "AnalysisError", "Comparison", "SteadyState", "SweepPlan", "Window", "compare_groups", "compare_runs",
+    "AnalysisError", "ArmComparison", "Comparison", "compare_arms", "left_out", "run_figures", "SteadyState", "SweepPlan", "Window", "compare_groups", "compare_runs",
     "compare_windows", "fmt_micros", "fmt_ms", "fmt_pct", "fmt_rate", "pending", "phase_table", "phase_window",
     "run_window", "runs_frame", "slice_histograms", "slice_intervals", "slice_metrics", "stability", "steady_state", "window_before",
     "window_stats",

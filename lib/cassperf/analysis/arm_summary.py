@@ -1,7 +1,7 @@
 """A study's arms as rows: each arm's runs (repeats) summarised for charts and tables.
 
 ``arm_table(figures, runs)`` takes the run figures (one row per run and op, with the run's
-steady window: cassperf.analysis.runs_frame) and the Runs themselves, and gives one row per
+steady window: cassperf.analysis.repeats.run_figures, the runs that count) and the Runs themselves, and gives one row per
 arm and op: n runs, the mean of the runs' throughput with its 95% CI half width from the
 run-to-run spread (Student's t), and the latency percentiles of the HDR merge of every run's
 steady window (never an average of percentiles).
@@ -65,8 +65,10 @@ def arm_table(figures: pd.DataFrame, runs: Sequence[Run], keys: Sequence[str] = 
                                                               part["window_end_s"], strict=True) if rid in by_id]
         lat = merged_latency(picked, windows, str(key[-1]))
         first = part.iloc[0]
-        rows.append({**{c: first[c] for c in part.columns if c not in ("run_id",) and not c.startswith(
-            ("rate_", "latency_", "row_rate", "cv", "unstable", "window_", "errors", "error_share", "percentiles"))},
+        figure_columns = {"run_id", "status", "reason", "histogram", "intervals", "count", "cv", "lag1", "drift_pct",
+                          "drift_p", "window_note", "percentiles_merged", "unstable", "errors", "error_share"}
+        rows.append({**{c: first[c] for c in part.columns if c not in figure_columns and not c.startswith(
+            ("rate_", "latency_", "row_rate", "window_"))},
                      "n_runs": n, "rate_ops_s": float(np.nanmean(rates)) if n else math.nan, "rate_ci_ops_s": ci,
-                     **lat, "errors": int(part["errors"].fillna(0).sum())})
+                     **lat})
     return pd.DataFrame(rows)

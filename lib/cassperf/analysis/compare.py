@@ -1,6 +1,12 @@
 """Is B different from A? Change %, a 95% confidence interval and a verdict that respect the
 autocorrelation between intervals, and never present an unstable run as a finding.
 
+The old method: within one run per side (the spread of a run's intervals decides). Comparisons
+across repeated runs, where the run-to-run noise decides, are analysis.arms.compare_arms; the
+studies move to it with the executor of repeats. On simulated studies (analysis.simulate) this
+method's 10% CV rule vetoes every comparison at this machine's interval noise, and without the
+veto an A/A pair of runs differs "significantly" in most studies (figures in README, Statistics).
+
 Stability: the coefficient of variation (sample stdev / mean) of the op's per-interval
 throughput in the window; CV >= 10% marks a side unstable (pyperf's and asv's rule of thumb).
 A comparison with an unstable side is never significant and its verdict says why.
@@ -187,7 +193,7 @@ def block_bootstrap(samples: OpSamples, percentile: float, reps: int, rng: np.ra
 
 
 def compare_samples(sa: OpSamples, sb: OpSamples, metric: str, reps: int = 1000, seed: int = 0) -> Comparison:
-    """Compare two sets of samples (see compare_windows)."""
+    """Old method (within-run). Compare two sets of samples (see compare_windows)."""
     if metric not in WELCH_METRICS and metric not in BOOTSTRAP_METRICS:
         raise AnalysisError(f"compare: metric must be one of {[*WELCH_METRICS, *BOOTSTRAP_METRICS]}, got {metric!r}")
     a, b = float(stats_of(sa)[metric]), float(stats_of(sb)[metric])
@@ -231,7 +237,8 @@ def compare_samples(sa: OpSamples, sb: OpSamples, metric: str, reps: int = 1000,
 
 def compare_windows(run_a: Run, win_a: Window, run_b: Run, win_b: Window, op: str, metric: str,
                     reps: int = 1000, seed: int = 0, latency_type: str | None = None) -> Comparison:
-    """B (run_b in win_b) against A (run_a in win_a) for `op` and `metric` (rate_ops_s,
+    """Old method (within-run; across repeats: analysis.arms.compare_arms).
+    B (run_b in win_b) against A (run_a in win_a) for `op` and `metric` (rate_ops_s,
     latency_mean_ms, latency_p50/p95/p99/p999_ms); the same run twice compares two windows."""
     sa = op_samples(run_a, op, win_a.start_s, win_a.end_s, latency_type)
     sb = op_samples(run_b, op, win_b.start_s, win_b.end_s, latency_type)
@@ -240,7 +247,8 @@ def compare_windows(run_a: Run, win_a: Window, run_b: Run, win_b: Window, op: st
 
 def compare_runs(run_a: Run, run_b: Run, op: str, metric: str, steady: bool = True, rule: str = "mser5",
                  reps: int = 1000, seed: int = 0) -> Comparison:
-    """compare_windows over each run's steady-state window (steady=True) or whole run."""
+    """Old method (within-run; across repeats: analysis.arms.compare_arms).
+    compare_windows over each run's steady-state window (steady=True) or whole run."""
     wa = steady_state(run_a, rule).window if steady else run_window(run_a)
     wb = steady_state(run_b, rule).window if steady else run_window(run_b)
     return compare_windows(run_a, wa, run_b, wb, op, metric, reps, seed)
@@ -248,7 +256,8 @@ def compare_runs(run_a: Run, run_b: Run, op: str, metric: str, steady: bool = Tr
 
 def compare_groups(runs_a: Sequence[Run], runs_b: Sequence[Run], op: str, metric: str,
                    steady: bool = True, rule: str = "mser5") -> Comparison:
-    """Several runs per side (repeats): each run gives one figure (over its steady window),
+    """Old method (its CV veto; across repeats with blocks, MDE and paired tests:
+    analysis.arms.compare_arms). Several runs per side: each run gives one figure (over its steady window),
     Welch's t-test over those figures (any metric: each run's percentile is HDR-merged, the runs
     are independent). Needs 2 runs a side; a side with an unstable run is flagged."""
     def figures(runs: Sequence[Run]) -> tuple[np.ndarray, list[float]]:

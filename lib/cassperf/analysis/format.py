@@ -6,6 +6,7 @@
     fmt_micros(548.67)  -> "548.67 micros"
     fmt_ms(12.345)      -> "12.35 ms"
     fmt_pct(12.34)      -> "+12.3%"          a change, always signed
+    fmt_p(0.0342)       -> "p = 0.034"       a p-value: three decimals, "p < 0.001" below
     fmt_rows(60263.4)   -> "60 263"          the deployment study's style: whole numbers, a space
                                              between thousands (../shared/studies/003_*)
 
@@ -53,6 +54,13 @@ def fmt_ms(ms: float | None, decimals: int = 2) -> str:
 def fmt_pct(pct: float | None, decimals: int = 1) -> str:
     """A change in percent, signed: "+12.3%", "-4.0%"."""
     return NA if _missing(pct) else f"{float(pct):+.{decimals}f}%"  # type: ignore[arg-type]
+
+
+def fmt_p(p: float | None) -> str:
+    """A p-value: "p = 0.034", "p < 0.001" ("p n/a" when there is none)."""
+    if _missing(p):
+        return f"p {NA}"
+    return "p < 0.001" if float(p) < 0.001 else f"p = {float(p):.3f}"  # type: ignore[arg-type]
 
 
 def fmt_rows(value: float | None, decimals: int = 0) -> str:

@@ -150,6 +150,41 @@ class OpSamples:
             return np.where(length > 0, self.count / length, np.nan)
 
 
+def window_samples(samples: OpSamples, start_s: float, end_s: float) -> OpSamples:
+    """The part of `samples` whose intervals' midpoints lie in [start_s, end_s) (the rule of
+    op_samples), histogram buckets no kept interval used left out."""
+    keep = in_window(samples.start_s, samples.end_s, start_s, end_s)
+    rows = samples.rows
+    if not rows.empty and "start_s" in rows.columns:
+        rows = rows[in_window(rows["start_s"].to_numpy(dtype="float64"), rows["end_s"].to_numpy(dtype="float64"),
+                              start_s, end_s)].reset_index(drop=True)
+    hist = samples.hist
+    if hist is not None:
+        matrix = hist.matrix[keep]
+        used = matrix.any(axis=0)
+        hist = HistCounts(hist.layout, hist.index[used], matrix[:, used])
+    pct = samples.pct[keep].reset_index(drop=True) if samples.pct is not None else None
+    return replace(samples, start_s=samples.start_s[keep], end_s=samples.end_s[keep], count=samples.count[keep],
+                   mean_ms=samples.mean_ms[keep], rows=rows, hist=hist, pct=pct)
+
+
+def stack(hists: Sequence[HistCounts], where: str) -> HistCounts:
+    """Histograms of several runs as the rows of one matrix over the union of their buckets
+    (each input summed over its rows first): a merge of any selection of runs is then a
+    weighted sum of rows. Raises AnalysisError when their precisions differ."""
+    bases = {(h.layout.lowest, h.layout.significant_figures) for h in hists}
+    if len(bases) != 1:
+        raise AnalysisError(f"{where}: histograms of different precision (lowest, significant figures) "
+                            f"{sorted(bases)} cannot be merged" if bases else f"{where}: no histograms to merge")
+    index = np.unique(np.concatenate([h.index for h in hists]))
+    matrix = np.zeros((len(hists), len(index)), dtype=np.int64)
+    for i, h in enumerate(hists):
+        matrix[i, np.searchsorted(index, h.index)] = h.matrix.sum(axis=0)
+    first = hists[0].layout
+    layout = hdr.Layout(first.lowest, max(h.layout.highest for h in hists), first.significant_figures)
+    return HistCounts(layout, index.astype(np.int64), matrix)
+
+
 def op_samples(run: Run, op: str, start_s: float = -np.inf, end_s: float = np.inf,
                latency_type: str | None = None) -> OpSamples:
     """The samples of `op` whose intervals' midpoints lie in [start_s, end_s).

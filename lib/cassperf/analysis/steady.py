@@ -51,6 +51,7 @@ class SteadyState:
     dropped_tail_s: float
     rule: str
     note: str
+    searched: bool = True   # False: too few intervals for MSER-5 to look for a warm-up
 
 
 def throughput_series(run_or_intervals: Run | pd.DataFrame, column: str = "rate_ops_s") -> pd.DataFrame:
@@ -122,15 +123,26 @@ def steady_state(run_or_intervals: Run | pd.DataFrame, rule: str = "mser5", head
             raise AnalysisError(f"run {name}: trimming {head_s:g} s and {tail_s:g} s leaves no interval "
                                 f"of its {last - first:.1f} s")
     elif rule == "mser5":
-        body = series.iloc[:-1] if len(series) > 1 else series
-        drop = mser5_truncation(body[column].to_numpy())
-        kept = body.iloc[drop:]
-        n = len(body)
-        note = (f"MSER-5 on {column} over {n} intervals: dropped the first {drop} and the last 1 (cool-down)"
-                if n >= BATCH * MIN_BATCHES else
-                f"too few intervals for MSER-5 ({n} after the cool-down trim, {BATCH * MIN_BATCHES} needed): "
-                f"no warm-up dropped; dropped the last 1 (cool-down)")
+        return mser5_steady(series["start_s"].to_numpy(dtype="float64"), series["end_s"].to_numpy(dtype="float64"),
+                            series[column].to_numpy(dtype="float64"), column)
     else:
         raise AnalysisError(f"steady_state: rule must be 'mser5' or 'trim', got {rule!r}")
     start, end = float(kept["start_s"].iloc[0]), float(kept["end_s"].iloc[-1])
     return SteadyState(Window(start, end, "steady"), start - first, last - end, rule, note)
+
+
+def mser5_steady(start_s: np.ndarray, end_s: np.ndarray, values: np.ndarray,
+                 column: str = "rate_ops_s") -> SteadyState:
+    """Rule "mser5" on one series of intervals in time order (start_s, end_s, values aligned, at
+    least one): the last interval always dropped, the warm-up by MSER-5. `searched` is False when
+    there were too few intervals for MSER-5 to look for a warm-up."""
+    hi = len(values) - 1 if len(values) > 1 else len(values)
+    lo = mser5_truncation(np.asarray(values[:hi]))
+    searched = hi >= BATCH * MIN_BATCHES
+    note = (f"MSER-5 on {column} over {hi} intervals: dropped the first {lo} and the last 1 (cool-down)"
+            if searched else
+            f"too few intervals for MSER-5 ({hi} after the cool-down trim, {BATCH * MIN_BATCHES} needed): "
+            f"no warm-up dropped; dropped the last 1 (cool-down)")
+    start, end = float(start_s[lo]), float(end_s[hi - 1])
+    return SteadyState(Window(start, end, "steady"), start - float(start_s[0]), float(end_s[-1]) - end, "mser5",
+                       note, searched)

@@ -191,8 +191,8 @@ def stats_of(samples: OpSamples) -> dict[str, Any]:
             out[col] = float(np.nanmax(values)) if col == "latency_max_ms" and np.isfinite(values).any() \
                 else _weighted(values, weights)
         out["percentiles_merged"] = False
-    errors = samples.rows["errors"] if "errors" in samples.rows.columns else pd.Series(dtype="Int64")
-    out["errors"] = int(errors.sum()) if errors.notna().any() else None
+    errors = samples.rows["errors"] if "errors" in samples.rows.columns else None
+    out["errors"] = int(errors.sum()) if errors is not None and errors.notna().any() else None
     total = out["count"] + (out["errors"] or 0)
     out["error_share"] = (out["errors"] / total) if out["errors"] is not None and total else \
         (0.0 if out["errors"] == 0 else math.nan)

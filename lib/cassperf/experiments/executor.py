@@ -39,7 +39,7 @@ from cassperf import config
 from cassperf.errors import ConfigError
 from cassperf.experiments.calibrate import calibrate, warm_up
 from cassperf.experiments.schedule import Slot, schedule
-from cassperf.experiments.study import Arm, Calibrated, Study, aa_twin
+from cassperf.experiments.study import AA_SUFFIX, Arm, Calibrated, Study, aa_twin
 from cassperf.workload.spec import WorkloadSpec
 
 STUDIES_DIR = ".studies"
@@ -59,16 +59,18 @@ class LocalRunner:
     """Runs an arm's one spec in this process through the one entry point, run_spec."""
 
     def run(self, arm: Arm, cluster: Any, labels: Mapping[str, str], *, root: Path, warmup_s: float,
-            sample: bool = True) -> list[str]:
+            sample: bool = True, sampler: Mapping[str, Any] | None = None) -> list[str]:
         """Run ids of the stored run(s); RunFailedError (stored, marked failed) when it failed."""
         from cassperf.workload.run import run_spec
 
         if arm.spec is None:
             raise ConfigError(f"arm {arm.name!r} has clients per DC: this study needs a runner that places them")
-        sampler = {"tables": arm.tables, "interval_s": SAMPLE_INTERVAL_S} if sample else None
+        options = {"tables": arm.tables, "interval_s": SAMPLE_INTERVAL_S, **dict(sampler or {})} if sample else None
+        during = arm.during
         run = run_spec(arm.spec, cluster, tool=arm.tool, labels={**labels, "tool": arm.tool,
                                                                  "spec_key": spec_key(arm.spec, arm.tool)},
-                       sampler=sampler, during=arm.during, root=root, progress=False, warmup_s=warmup_s)
+                       sampler=options, during=None if during is None else (lambda writer: during(writer, cluster)),
+                       root=root, progress=False, warmup_s=warmup_s)
         return [run.run_id]
 
 
@@ -186,7 +188,7 @@ class _Executor:
 
     def run_arm(self, arm: Arm, labels: Mapping[str, str], sample: bool = True) -> list[str]:
         return self.runner.run(arm, self.contexts[arm.context], {**self.base, **labels}, root=self.root,
-                               warmup_s=self.study.warmup_s, sample=sample)
+                               warmup_s=self.study.warmup_s, sample=sample, sampler=self.study.SAMPLER)
 
     def prepare(self) -> None:
         """Preparations (role=load), skipped while stored and their keyspace exists."""
@@ -235,7 +237,7 @@ class _Executor:
 
         def at(concurrency: int) -> float:
             step = dataclasses.replace(spec, duration=self.study.calibrate_s, n=None, concurrency=concurrency)
-            ids = self.run_arm(Arm("calibration", {}, spec=step),
+            ids = self.run_arm(Arm("calibration", {}, spec=step, context=next(iter(self.contexts))),
                                {"role": "calibration", "name": f"{spec.op} at {concurrency}"}, sample=False)
             runs.extend(ids)
             return _rate(self.root, ids)
@@ -260,11 +262,21 @@ class _Executor:
         self.record.save()
         return arms, order
 
+    def _mine(self, arm: str, block: int) -> pd.DataFrame:
+        s = self.stored
+        return s[(s["role"] == "measure") & (s["arm"] == arm) & (s["block"] == str(block))]
+
+    def pending(self, calibrated: Calibrated | None) -> bool:
+        """Whether any slot of the plan is still to run (the warm-up is skipped when none is)."""
+        arms = self.study.arms(calibrated)
+        names = [a.name for a in arms] + ([self.study.aa_arm(arms) + AA_SUFFIX] if self.study.aa and arms else [])
+        return any(not self._mine(name, block)["complete"].any()
+                   for name in names for block in range(1, self.study.repeats + 1))
+
     def run_slot(self, slot: Slot, i: int, total: int, arm: Arm) -> None:
         from cassperf.workload.run import RunFailedError
 
-        s = self.stored
-        mine = s[(s["role"] == "measure") & (s["arm"] == arm.name) & (s["block"] == str(slot.block))]
+        mine = self._mine(arm.name, slot.block)
         title = f"[{i}/{total}] block {slot.block} #{slot.position} {arm.name}"
         if mine["complete"].any():
             self.done.skipped += 1
@@ -306,8 +318,18 @@ def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
         record.log(line)                      # what a killed run left, released before the contexts open
     with study.contexts(cluster) as contexts, study.runner(contexts) as runner:
         ex = _Executor(study, contexts, runner, root, record, log)
+        notes = study.setting_notes()
+        if notes:
+            record.data["notes"] = notes
+            for line in notes:
+                ex.say(f"not made here: {line}")
         ex.prepare()
-        ex.warm()
+        if record.calibrated is None and study.calibration_spec() is not None or ex.pending(record.calibrated):
+            ex.warm()
+            found = study.baseline(contexts, runner)
+            if found:
+                record.data.setdefault("baseline", []).append({"utc": _now(), **found})
+                record.save()
         arms, order = ex.arms(ex.calibrate())
         by_name = {a.name: a for a in arms}
         bar = None

@@ -39,6 +39,14 @@ class StudyOutcome:
                 and (not usable or (r.manifest.get("complete") and not r.manifest.get("failed")))]
 
     @property
+    def calibrated(self) -> Any:
+        """What calibration found (cassperf.experiments.study.Calibrated), or None."""
+        from cassperf.experiments.study import Calibrated
+
+        c = self.record.get("calibration")
+        return Calibrated.from_json(c) if c else None
+
+    @property
     def arm_names(self) -> list[str]:
         return [a["name"] for a in self.record.get("arms", [])]
 
@@ -64,8 +72,10 @@ def _records(root: Path, study: Study) -> list[tuple[float, Path]]:
     return sorted((p.stat().st_mtime, p) for p in found)
 
 
-def load_outcome(study: Study, root: str | Path | None = None, **label_filter: str) -> StudyOutcome:
-    """The stored outcome of ``study`` (module doc); LookupError when nothing is stored."""
+def load_outcome(study: Study, root: str | Path | None = None, empty_ok: bool = False,
+                 **label_filter: str) -> StudyOutcome:
+    """The stored outcome of ``study`` (module doc). When nothing is stored: LookupError, or with
+    ``empty_ok`` an outcome with no run whose note says so (a report of imported runs only)."""
     from cassperf.results.catalog import catalog
     from cassperf.results.store import load_run
 
@@ -73,6 +83,9 @@ def load_outcome(study: Study, root: str | Path | None = None, **label_filter: s
     path, note = record_path(root, study), ""
     if not path.exists():
         others = _records(root, study)
+        if not others and empty_ok:
+            return StudyOutcome(study, {}, [], note=f"no {study.name} runs of experiment {study.experiment!r} are "
+                                                     f"stored under {root}: nothing of this study ran here")
         if not others:
             raise LookupError(f"no stored {study.name} study with experiment={study.experiment!r} under {root}; "
                               f"run it (analyse_only=False) or name the experiment that ran")
@@ -101,31 +114,10 @@ def usable(run: Any) -> bool:
     return bool(run.manifest.get("complete")) and not run.manifest.get("failed")
 
 
-def left_out_reason(run: Any) -> str:
-    if run.manifest.get("failed"):
-        return f"failed: {run.manifest.get('failure', 'marked failed')}"
-    if not run.manifest.get("complete"):
-        return "cut short (incomplete): its arm ran again"
-    return ""
-
-
 def run_figures(outcome: StudyOutcome) -> Any:
-    """One row per measured run and op: its labels and figures over its steady window
-    (cassperf.analysis.runs_frame), ``status`` used / left out and the ``reason``; a left-out
-    run has one row with its reason and no figures."""
-    import pandas as pd
+    """One row per measured run and op (cassperf.analysis.repeats.run_figures): its labels,
+    figures over its steady window, the diagnostics, and ``status`` ok / excluded with the
+    ``reason`` (failed, cut short, no steady state, drift)."""
+    from cassperf.analysis.repeats import run_figures as figures_of
 
-    from cassperf.analysis import runs_frame
-
-    good = [r for r in outcome.runs if usable(r)]
-    frame = runs_frame(good)
-    if "label_op" in frame.columns:          # a mixed run has read and write rows; the data names them
-        frame = frame.drop(columns=["label_op"])
-    frame["status"], frame["reason"] = "used", ""
-    left = [{"run_id": r.run_id, **{k: r.labels.get(k) for k in ("arm", "block", "position")}, "status": "left out",
-             "reason": left_out_reason(r)} for r in outcome.runs if not usable(r)]
-    out = pd.concat([frame, pd.DataFrame(left)], ignore_index=True) if left else frame
-    for col in ("block", "position"):
-        if col in out.columns:
-            out[col] = pd.to_numeric(out[col], errors="coerce").astype("Int64")
-    return out
+    return figures_of(outcome.runs)

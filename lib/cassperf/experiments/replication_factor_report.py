@@ -14,6 +14,7 @@ import pandas as pd
 
 from cassperf.experiments.outcome import StudyOutcome, run_figures
 
+NONE = "No run of this part is stored."
 SHARED = ("all nodes and the client share this machine's cores: a replica costs CPU here, not a network hop or "
           "another server's disk")
 
@@ -21,7 +22,7 @@ SHARED = ("all nodes and the client share this machine's cores: a replica costs 
 def _arms(outcome: StudyOutcome, figures: pd.DataFrame) -> pd.DataFrame:
     from cassperf.analysis.arm_summary import arm_table
 
-    used = figures[figures["status"] == "used"]
+    used = figures[figures["status"] == "ok"]
     table = arm_table(used, outcome.runs)
     for col in ("rf", "threads"):
         if col in table.columns:
@@ -29,70 +30,69 @@ def _arms(outcome: StudyOutcome, figures: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
-def claims(outcome: StudyOutcome) -> pd.DataFrame:
-    """The claims table (cassperf.analysis.claims), the A/A row first."""
-    from cassperf.analysis.claims import Claim, alike, claims_frame, describe, higher, lower
-    from cassperf.analysis.compare import compare_groups
+def claims(outcome: StudyOutcome, figs: pd.DataFrame | None = None) -> pd.DataFrame:
+    """The claims table (cassperf.analysis.verdicts), the A/A control first."""
+    from cassperf.analysis.arms import compare_stored
+    from cassperf.analysis.verdicts import aa_control, all_of, claim, claims_table, directional, equivalent, plateau
 
-    study = outcome.study
-    arms = set(outcome.arm_names)
+    study, src = outcome.study, outcome.study.source
+    figs = run_figures(outcome) if figs is None else figs
+    cal = outcome.calibrated
+    writes, reads, sweep = study.threads(cal)
+    low = min(study.rfs)
 
     def cmp(a: str, b: str, op: str, metric: str = "rate_ops_s") -> Any:
-        ra, rb = outcome.runs_of(a), outcome.runs_of(b)
-        return compare_groups(ra, rb, op, metric) if a in arms and b in arms and ra and rb else None
+        return compare_stored(figs, a, b, op, metric)
 
-    rows: list[Claim] = []
-    aa = study.aa_arm([])
-    c = cmp(aa, aa + " (A/A)", "write")
-    rows.append(Claim(f"A/A control: '{aa}' against its identical twin", study.source,
-                      describe(c, "twin vs original write ops/s"), "control" if c is None or not c.significant
-                      else "noise beyond the method", "no significant difference expected", ""))
-    others = [rf for rf in study.rfs if rf > min(study.rfs)]
-    low = min(study.rfs)
-    comps = {rf: cmp(f"write rf={low}", f"write rf={rf}", "write") for rf in others}
-    verdicts = [lower(x) for x in comps.values()]
-    verdict = "not shown" if not verdicts or "not shown" in verdicts else \
-        "holds" if all(v == "holds" for v in verdicts) else "does not hold"
-    rows.append(Claim(f"Writes at RF {low} are much faster than at any higher RF ({study.cl})", study.source,
-                      "; ".join(describe(x, f"RF {rf} vs RF {low}") for rf, x in comps.items()) or "needs two RFs",
-                      verdict, f"every higher RF's write ops/s significantly below RF {low}'s", SHARED))
+    aa_name = study.aa_arm([])
+    aa = claim(f"A/A control: '{aa_name}' against its identical twin", src,
+               aa_control(cmp(aa_name, aa_name + " (A/A)", "write")))
+    rows = []
+    higher_rfs = [rf for rf in study.rfs if rf > low]
+    if higher_rfs:
+        parts = [directional(cmp(f"write rf={low}", f"write rf={rf}", "write"), -1) for rf in higher_rfs]
+        rows.append(claim(f"Writes at RF {low} are much faster than at any higher RF ({study.cl})", src,
+                          all_of(parts, f"every higher RF's write ops/s significantly below RF {low}'s"), SHARED,
+                          measured="; ".join(f"RF {rf}: {p.comparison.text}" for rf, p in zip(higher_rfs, parts,
+                                                                                               strict=True))))
     if 2 in study.rfs and 3 in study.rfs:
-        c23 = cmp("write rf=2", "write rf=3", "write")
-        rows.append(Claim(f"RF 2 and RF 3 write at about the same rate at {study.cl} (both wait for 2 replicas)",
-                          study.source, describe(c23, "RF 3 vs RF 2 write ops/s"), alike(c23, 15.0),
-                          "the 95% CI of the difference lies within ±15%", SHARED))
+        rows.append(claim(f"RF 2 and RF 3 write at about the same rate at {study.cl} (both wait for 2 replicas)", src,
+                          equivalent(cmp("write rf=2", "write rf=3", "write"), 15.0), SHARED))
     rr = sorted(study.read_rfs)
     if len(rr) >= 2:
-        lo, hi = rr[0], rr[-1]
-        ca = cmp(f"read rf={lo} run=a", f"read rf={hi} run=a", "read")
-        cb = cmp(f"read rf={lo} run=b", f"read rf={hi} run=b", "read")
-        rows.append(Claim(f"Reads slow down from RF {lo} to RF {hi}, on the warm run b", study.source,
-                          f"{describe(ca, 'run a')}; {describe(cb, 'run b')}", lower(cb),
-                          f"RF {hi}'s run-b read ops/s significantly below RF {lo}'s",
-                          "run a is cold by flushed memtables, invalidated caches and a dropped page cache; the "
-                          "data of this small run fits in memory, so run a is only partly cold"))
+        rows.append(claim(f"Reads slow down from RF {rr[0]} to RF {rr[-1]} (warm run b)", src,
+                          directional(cmp(f"read rf={rr[0]} run=b", f"read rf={rr[-1]} run=b", "read"), -1),
+                          "run a is cold by flushed memtables, invalidated caches and a dropped page cache; the data "
+                          "of this small run fits in memory, so run a is only partly cold"))
+        rows.append(claim(f"Cold reads (run a) are slower than warm reads (run b) at RF {rr[-1]}", src,
+                          directional(cmp(f"read rf={rr[-1]} run=b", f"read rf={rr[-1]} run=a", "read"), -1),
+                          "without a node restart Cassandra's chunk cache stays warm (cold_restart restarts the nodes)"))
     rf_cl = study.cl_sweep_rf
-    if "ONE" in study.cl_sweep and min(study.rfs) in study.read_rfs:
-        c1 = cmp(f"read rf={min(study.read_rfs)} run=b", f"read rf={rf_cl} cl=ONE", "read")
-        rows.append(Claim(f"Reads at CL ONE on RF {rf_cl} run about as fast as RF {min(study.read_rfs)} reads",
-                          study.source, describe(c1, f"CL ONE on RF {rf_cl} vs RF {min(study.read_rfs)}"),
-                          alike(c1, 15.0), "the 95% CI of the difference lies within ±15%", SHARED))
+    if "ONE" in study.cl_sweep and low in study.read_rfs:
+        rows.append(claim(f"Reads at CL ONE on RF {rf_cl} run about as fast as RF {low} reads", src,
+                          equivalent(cmp(f"read rf={low} run=b", f"read rf={rf_cl} cl=ONE", "read"), 15.0), SHARED))
     if "TWO" in study.cl_sweep and rf_cl in study.read_rfs:
-        c2 = cmp(f"read rf={rf_cl} run=b", f"read rf={rf_cl} cl=TWO", "read")
-        rows.append(Claim(f"Reads at CL TWO on RF {rf_cl} run about as fast as {study.cl} reads on RF {rf_cl}",
-                          study.source, describe(c2, f"CL TWO vs {study.cl} on RF {rf_cl}"), alike(c2, 15.0),
-                          "the 95% CI of the difference lies within ±15%", SHARED))
+        rows.append(claim(f"Reads at CL TWO on RF {rf_cl} run about as fast as {study.cl} reads on RF {rf_cl} "
+                          f"(both read 2 replicas)", src,
+                          equivalent(cmp(f"read rf={rf_cl} run=b", f"read rf={rf_cl} cl=TWO", "read"), 15.0), SHARED))
     mixed = sorted(study.mixed_rfs)
-    steps = [(a, b, cmp(f"mixed rf={a}", f"mixed rf={b}", "read")) for a, b in zip(mixed, mixed[1:], strict=False)]
-    if steps:
-        vs = [lower(x) for *_, x in steps]
-        verdict = "not shown" if "not shown" in vs else "holds" if all(v == "holds" for v in vs) else "does not hold"
-        rows.append(Claim("50/50 mixed throughput falls as RF rises", study.source,
-                          "; ".join(describe(x, f"RF {b} vs RF {a} (reads of the mix)") for a, b, x in steps), verdict,
-                          "each higher RF's ops/s significantly below the one before", SHARED))
-    frame = claims_frame(rows)
-    frame.insert(0, "kind", ["control"] + ["claim"] * (len(frame) - 1))
-    return frame
+    if len(mixed) >= 2:
+        parts = [directional(cmp(f"mixed rf={a}", f"mixed rf={b}", "read"), -1) for a, b in zip(mixed, mixed[1:],
+                                                                                                 strict=False)]
+        rows.append(claim("50/50 mixed throughput falls as RF rises", src,
+                          all_of(parts, "each higher RF's ops/s (the reads of the mix) significantly below the one "
+                                        "before"), SHARED,
+                          measured="; ".join(p.comparison.text for p in parts)))
+    if len(sweep) >= 3:
+        for rf in study.thread_sweep_rfs:
+            points = {float(t): (f"write rf={rf}" if t == writes and rf in study.rfs else f"write rf={rf} threads={t}")
+                      for t in sweep}
+            knee = float(sorted(sweep)[1])
+            rows.append(claim(f"Write ops/s stop growing at high client thread counts (RF {rf})", src,
+                              plateau(figs, points, knee, "write"),
+                              "the study saw the taper above ~256 threads on 6 servers; on this machine's shared "
+                              "cores it comes far sooner"))
+    return claims_table(aa, rows)
 
 
 def sections(outcome: StudyOutcome, figures: pd.DataFrame) -> dict[str, Callable[[], Any]]:
@@ -110,6 +110,8 @@ def sections(outcome: StudyOutcome, figures: pd.DataFrame) -> dict[str, Callable
 
     def writes() -> Any:
         w = part("rf-write")
+        if w.empty:
+            return Section("Writes by replication factor", NONE)
         return Section("Writes by replication factor", f"Each bar is the mean of an arm's {outcome.study.repeats} "
                        f"runs with its 95% CI; latency percentiles are merged over the runs.",
                        [charts.bars(w, "rf", "rate_ops_s", "Write ops/s by replication factor", "ops/s",
@@ -119,6 +121,8 @@ def sections(outcome: StudyOutcome, figures: pd.DataFrame) -> dict[str, Callable
 
     def threads() -> Any:
         t = pd.concat([part("threads-write"), part("rf-write")])
+        if t.empty:
+            return Section("Writes against client threads", NONE)
         t = t[t["rf"].isin(list(outcome.study.thread_sweep_rfs))]
         return Section("Writes against client threads", "The point at the RF's own write concurrency is its write arm.",
                        [charts.lines(t, "threads", "rate_ops_s", "rf", "Write ops/s vs requests in flight", "ops/s",
@@ -128,6 +132,8 @@ def sections(outcome: StudyOutcome, figures: pd.DataFrame) -> dict[str, Callable
 
     def reads() -> Any:
         r = part("rf-read")
+        if r.empty:
+            return Section("Reads by replication factor: cold run a, warm run b", NONE)
         r = r.assign(point="RF " + r["rf"].astype(str) + " run " + r["run"].astype(str))
         return Section("Reads by replication factor: cold run a, warm run b",
                        "Run a follows an emptying of the caches; run b follows it at once.",
@@ -137,8 +143,10 @@ def sections(outcome: StudyOutcome, figures: pd.DataFrame) -> dict[str, Callable
 
     def consistency() -> Any:
         rf = outcome.study.cl_sweep_rf
-        c = pd.concat([part("cl-read"), part("rf-read").query("run == 'b'")])
-        c = c[c["rf"] == rf]
+        c = pd.concat([part("cl-read"), part("rf-read")])
+        if c.empty:
+            return Section(f"Reads by consistency level on RF {rf}", NONE)
+        c = c[(c["rf"] == rf) & (c["run"] == "b")]
         return Section(f"Reads by consistency level on RF {rf}", "",
                        [charts.bars(c, "cl", "rate_ops_s", f"Read ops/s by consistency level, RF {rf}", "ops/s",
                                     x_title="consistency level"),
@@ -147,6 +155,8 @@ def sections(outcome: StudyOutcome, figures: pd.DataFrame) -> dict[str, Callable
 
     def mixed() -> Any:
         m = part("mixed")
+        if m.empty:
+            return Section("50/50 mixed by replication factor", NONE)
         m = m.assign(point="RF " + m["rf"].astype(str) + " " + m["op"].astype(str))
         return Section("50/50 mixed by replication factor", "A mixed run has a row per operation.",
                        [charts.bars(m, "rf", "rate_ops_s", "Mixed 50/50: ops/s by RF and operation", "ops/s",
@@ -159,4 +169,4 @@ def sections(outcome: StudyOutcome, figures: pd.DataFrame) -> dict[str, Callable
 
 def parts(outcome: StudyOutcome) -> tuple[pd.DataFrame, pd.DataFrame, Mapping[str, Callable[[], Any]]]:
     figures = run_figures(outcome)
-    return claims(outcome), figures, sections(outcome, figures)
+    return claims(outcome, figures), figures, sections(outcome, figures)

@@ -46,7 +46,8 @@ class Arm:
     ``labels`` its point labels (rf, op, threads, ...); one run of it is ``spec`` run by
     ``tool`` on the cluster of ``context`` (or, with ``clients``, one spec per client location
     started together by the study's runner). ``before(cluster) -> note`` runs first (e.g. empty
-    the caches); ``during(writer)`` as in run_spec. ``follows``: the arm this one runs right after
+    the caches); ``during(writer, cluster)`` runs in a thread when measurement starts (run_spec's
+    during action, given the arm's cluster too). ``follows``: the arm this one runs right after
     in every block (run "b" after its cold run "a"); such a chain is placed as one unit."""
 
     name: str
@@ -55,7 +56,7 @@ class Arm:
     clients: tuple[tuple[str, WorkloadSpec], ...] = ()
     tool: str = "engine"
     before: Callable[[Any], str | None] | None = None
-    during: Callable[[Any], Any] | None = None
+    during: Callable[[Any, Any], Any] | None = None
     context: str = ""
     follows: str | None = None
     sampler_tables: tuple[tuple[str, str], ...] = ()
@@ -139,6 +140,10 @@ class StudyParameters:
     the warm-up's steps; calibrate_s: seconds per calibration point; aa: run the A/A control."""
 
     MIN_INTERVALS: ClassVar[int] = 20
+    #: parameters that say where a study runs, not what it measures: left out of the plan key
+    NOT_IN_PLAN: ClassVar[tuple[str, ...]] = ("experiment", "repeats")
+    #: ClusterSampler options of the measured runs (beside tables and interval_s)
+    SAMPLER: ClassVar[dict[str, Any]] = {}
 
     experiment: str = "local"
     repeats: int = 3
@@ -181,7 +186,7 @@ class StudyParameters:
     def plan_key(self) -> str:
         """12 hex digits naming the plan: every parameter but ``experiment`` and ``repeats`` (more
         repeats extend a plan; the seed, run length and every study parameter make another)."""
-        data = {k: v for k, v in dataclasses.asdict(self).items() if k not in ("experiment", "repeats")}
+        data = {k: v for k, v in dataclasses.asdict(self).items() if k not in self.NOT_IN_PLAN}
         text = json.dumps({"study": type(self).__name__, **data}, sort_keys=True, default=repr)
         return hashlib.sha256(text.encode()).hexdigest()[:12]
 
@@ -227,6 +232,24 @@ class Study(StudyParameters):
         from cassperf.experiments.executor import LocalRunner
 
         yield LocalRunner()
+
+    def baseline(self, contexts: Mapping[str, Any], runner: Any) -> Mapping[str, Any] | None:
+        """Measurements of the study's setting, once per execution before the blocks (e.g. the
+        network between the DCs); the executor keeps them in the record under ``baseline``."""
+        return None
+
+    #: True: the study starts its own clusters in ``contexts`` (one per deployment) unless the
+    #: parameters name the user's cluster; no cluster is started for it beforehand
+    OWN_CLUSTERS: ClassVar[bool] = False
+
+    def describe_setting(self) -> str:
+        """Where the study runs when it starts its own clusters (one sentence for the report)."""
+        return ""
+
+    def setting_notes(self) -> list[str]:
+        """What this machine could not make of the plan, one line each (a deployment without its
+        Java, no root for a loop filesystem ...); kept in the record and said in the report."""
+        return []
 
     def check_parameters(self, parameters: Mapping[str, Any]) -> None:
         """Refuse, before any cluster starts, parameters the named cluster cannot serve (e.g. RF 5

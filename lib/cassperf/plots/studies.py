@@ -1,8 +1,12 @@
 """Figures of the study reports: bars by a sweep parameter, lines against client threads,
 throughput over time per run, and time series with a phase window shaded.
 
-Every function takes tidy frames (cassperf.analysis.runs_frame, series) and returns a
-go.Figure; axis titles carry units and the latency type.
+Every function takes tidy frames and returns a go.Figure; axis titles carry units and the
+latency type. A chart takes the columns it draws as arguments, with the analysis's names as
+defaults (the way pandas.plotting and seaborn do), so a new metric needs no new chart function:
+``y`` the value, ``ci`` the column of its 95% CI half width (default: CI_COLUMNS[y], the arms'
+run-to-run CI of cassperf.analysis.arm_summary), ``flag`` a boolean column marking a value
+"unstable", ``latency`` the column of each percentile.
 """
 
 from __future__ import annotations
@@ -21,28 +25,29 @@ def _latency_title(latency_type: str | None) -> str:
     return "latency (ms" + (f", {latency_type} time)" if latency_type else ")")
 
 
-#: the column holding a figure's 95% CI half width (cassperf.analysis.runs_frame)
+#: the column holding a figure's 95% CI half width (cassperf.analysis.arm_summary: over an arm's runs)
 CI_COLUMNS = {"rate_ops_s": "rate_ci_ops_s"}
-UNCERTAINTY_NOTE = ("error bars: 95% CI of the mean (batch means of the intervals; none where the intervals "
-                    "allow no CI); <b>unstable</b>: interval throughput CV ≥ 10%, not a steady figure")
+UNCERTAINTY_NOTE = ("error bars: 95% CI of the mean over the arm's runs (Student's t on the run figures; none "
+                    "with one run)")
+LATENCY_COLUMNS = {p: f"latency_{p}_ms" for p in ("p50", "p95", "p99")}
 
 
-def _uncertainty(part: pd.DataFrame, y: str) -> tuple[dict | None, list[str]]:
-    """(plotly error_y, bar texts): the CI half width where the frame has it, and each value
-    marked "unstable" where the run's intervals were."""
-    ci = CI_COLUMNS.get(y)
+def _uncertainty(part: pd.DataFrame, y: str, ci: str | None = None, flag: str = "unstable") \
+        -> tuple[dict | None, list[str]]:
+    """(plotly error_y, bar texts): the CI half width where the frame has the ``ci`` column, and
+    each value marked "unstable" where the ``flag`` column says so."""
+    ci = ci or CI_COLUMNS.get(y)
     error = None
     if ci in part.columns:
         error = {"type": "data", "array": part[ci].astype("float64").fillna(0).to_numpy(), "visible": True,
                  "thickness": 1.2}
-    unstable = part["unstable"].fillna(False).astype(bool) if "unstable" in part.columns else pd.Series(
-        False, index=part.index)
+    unstable = part[flag].fillna(False).astype(bool) if flag in part.columns else pd.Series(False, index=part.index)
     texts = [f"{v:,.0f}" + (" unstable" if u else "") for v, u in zip(part[y], unstable, strict=True)]
     return error, texts
 
 
-def _caption(fig: go.Figure, frame: pd.DataFrame, y: str) -> None:
-    if CI_COLUMNS.get(y) in frame.columns:
+def _caption(fig: go.Figure, frame: pd.DataFrame, y: str, ci: str | None = None) -> None:
+    if (ci or CI_COLUMNS.get(y)) in frame.columns:
         # below the x axis title: anchored at the bottom edge of the figure, not in plot units
         fig.add_annotation(text=UNCERTAINTY_NOTE, xref="paper", yref="paper", x=0, y=0, yshift=-78, showarrow=False,
                            xanchor="left", yanchor="top", font={"size": 11, "color": "#52606d"})
@@ -56,30 +61,33 @@ def _log_ticks(fig: go.Figure, values: pd.Series) -> None:
 
 
 def bars(frame: pd.DataFrame, x: str, y: str, title: str, y_title: str, color: str | None = None,
-         x_title: str | None = None) -> go.Figure:
+         x_title: str | None = None, ci: str | None = None, flag: str = "unstable") -> go.Figure:
     """Bars of ``y`` per ``x`` (grouped by ``color`` when given); x keeps the frame's order.
     Throughput bars carry their 95% CI as error bars and say "unstable" on an unstable run
     (the frame's rate_ci_ops_s and unstable columns), so noise never looks like a finding."""
     fig = go.Figure()
     groups = [(None, frame)] if color is None else list(frame.groupby(color, sort=False))
     for name, part in groups:
-        error, texts = _uncertainty(part, y)
+        error, texts = _uncertainty(part, y, ci, flag)
         fig.add_bar(name=None if name is None else f"{color} {name}", x=part[x].astype(str), y=part[y],
                     error_y=error, text=texts, **({"textposition": "inside", "insidetextanchor": "end"} if error
                                                   else {"textposition": "outside"}))
     fig.update_layout(title=title, barmode="group", xaxis_title=x_title or x, yaxis_title=y_title,
                       showlegend=color is not None, **_LAYOUT)
     fig.update_xaxes(type="category")
-    _caption(fig, frame, y)
+    _caption(fig, frame, y, ci)
     return fig
 
 
 def latency_bars(frame: pd.DataFrame, x: str, title: str, latency_type: str | None = None,
-                 percentiles: Sequence[str] = PERCENTILES, x_title: str | None = None) -> go.Figure:
-    """p50/p95/p99 bars per ``x`` (latency_<p>_ms columns, HDR-merged)."""
+                 percentiles: Sequence[str] = PERCENTILES, x_title: str | None = None,
+                 latency: Mapping[str, str] | None = None) -> go.Figure:
+    """p50/p95/p99 bars per ``x``; ``latency`` maps each percentile to its column (default
+    latency_<p>_ms, HDR-merged)."""
+    columns = {**LATENCY_COLUMNS, **dict(latency or {})}
     fig = go.Figure()
     for p in percentiles:
-        fig.add_bar(name=p, x=frame[x].astype(str), y=frame[f"latency_{p}_ms"])
+        fig.add_bar(name=p, x=frame[x].astype(str), y=frame[columns.get(p, f"latency_{p}_ms")])
     fig.update_layout(title=title, barmode="group", xaxis_title=x_title or x, yaxis_title=_latency_title(latency_type),
                       legend_title="percentile", **_LAYOUT)
     fig.update_xaxes(type="category")
@@ -87,17 +95,17 @@ def latency_bars(frame: pd.DataFrame, x: str, title: str, latency_type: str | No
 
 
 def lines(frame: pd.DataFrame, x: str, y: str, color: str, title: str, y_title: str,
-          x_title: str | None = None, log_x: bool = False) -> go.Figure:
+          x_title: str | None = None, log_x: bool = False, ci: str | None = None, flag: str = "unstable") -> go.Figure:
     """One line per ``color`` value of ``y`` against ``x`` (e.g. ops/s vs client threads per
     RF); throughput points carry their 95% CI and "unstable" as in ``bars``."""
     fig = go.Figure()
     for name, part in frame.groupby(color, sort=False):
         part = part.sort_values(x)
-        error, texts = _uncertainty(part, y)
+        error, texts = _uncertainty(part, y, ci, flag)
         fig.add_scatter(name=f"{color} {name}", x=part[x], y=part[y], mode="lines+markers", error_y=error,
                         hovertext=texts)
     fig.update_layout(title=title, xaxis_title=x_title or x, yaxis_title=y_title, **_LAYOUT)
-    _caption(fig, frame, y)
+    _caption(fig, frame, y, ci)
     if log_x:
         _log_ticks(fig, frame[x])
     return fig

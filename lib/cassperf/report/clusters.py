@@ -58,7 +58,7 @@ def cluster_need(effective: dict[str, Any]) -> ClusterNeed | None:
     """The embedded cluster these (effective) notebook parameters ask for, or None: no
     `cluster_topology` parameter, or `contact_points` names the user's own cluster."""
     topology = effective.get("cluster_topology")
-    if not topology or str(effective.get("contact_points") or "").strip():
+    if not topology or str(effective.get("contact_points") or "").strip() or effective.get("analyse_only"):
         return None
     base = effective.get("cluster_name") or "cassperf"
     heap = effective.get("cluster_heap_mb")

@@ -13,6 +13,7 @@ from typing import Any
 
 import papermill
 
+from cassperf.report.kernel import ipc_kernel_config
 
 @dataclass(frozen=True)
 class Execution:
@@ -42,15 +43,17 @@ def execute(input_path: Path, output_path: Path, parameters: dict[str, Any] | No
             kernel_name: str = "python3", timeout_s: int = 1800, env: dict[str, str] | None = None) -> Execution:
     """Run `input_path` top to bottom in a fresh kernel with `parameters` injected, writing
     `output_path` (also when a cell fails). `timeout_s` bounds each cell; `env` is added to the
-    kernel's environment."""
+    kernel's environment. The kernel's channels are Unix sockets in a private folder, not TCP
+    (:func:`cassperf.report.kernel.ipc_kernel_config`)."""
     output_path.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
     error = None
     try:
-        with _environment(env or {}):
+        with _environment(env or {}), ipc_kernel_config() as kernel_config:
             papermill.execute_notebook(str(input_path), str(output_path), parameters=parameters or {},
                                        kernel_name=kernel_name, cwd=str(input_path.parent),
-                                       execution_timeout=timeout_s, progress_bar=False, log_output=False)
+                                       execution_timeout=timeout_s, progress_bar=False, log_output=False,
+                                       config=kernel_config)
     except papermill.PapermillExecutionError as exc:
         evalue = str(exc.evalue).strip().splitlines()
         error = f"cell {exc.exec_count}: {exc.ename}: {evalue[0] if evalue else ''}"

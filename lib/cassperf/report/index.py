@@ -33,6 +33,12 @@ class ReportRecord:
     finished_utc: str
     commit: str | None
     load_s: float = 0.0           # s the stored runs applied load (tool wall time, warm-up included)
+    variant: str = ""             # "" the published report; else what it tried (report_variant)
+    claims: dict[str, int] | None = None   # a study's verdict counts (the A/A control aside)
+
+    @property
+    def key(self) -> str:
+        return Path(self.notebook).stem + (f"--{self.variant}" if self.variant else "")
 
 
 def records_dir(reports: Path) -> Path:
@@ -42,7 +48,7 @@ def records_dir(reports: Path) -> Path:
 def write_record(reports: Path, record: ReportRecord) -> None:
     folder = records_dir(reports)
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / f"{Path(record.notebook).stem}.json").write_text(json.dumps(asdict(record), indent=2), encoding="utf-8")
+    (folder / f"{record.key}.json").write_text(json.dumps(asdict(record), indent=2), encoding="utf-8")
 
 
 def read_records(reports: Path) -> list[ReportRecord]:
@@ -53,7 +59,7 @@ def read_records(reports: Path) -> list[ReportRecord]:
             out.append(ReportRecord(**json.loads(path.read_text(encoding="utf-8"))))
         except (OSError, ValueError, TypeError):
             continue
-    return sorted(out, key=lambda r: r.notebook)
+    return sorted(out, key=lambda r: (r.notebook, r.variant))
 
 
 _PAGE = """<!doctype html>
@@ -72,7 +78,7 @@ code{{font-size:12.5px}} .small{{color:#52606d;font-size:12.5px}}
 </style></head>
 <body><h1>cassperf reports</h1>
 <p class="meta">{count} report(s); index written {generated}.</p>
-<table><thead><tr><th>Report</th><th>Status</th><th>Duration</th><th>Parameter set</th><th>Runs stored</th>
+<table><thead><tr><th>Report</th><th>Status</th><th>Claims</th><th>Duration</th><th>Parameter set</th><th>Runs stored</th>
 <th>Cluster</th><th>Size</th><th>Made</th></tr></thead>
 <tbody>
 {rows}
@@ -94,10 +100,23 @@ def _load_share(r: ReportRecord) -> str:
     return f'<div class="small">{r.load_s / r.duration_s:.0%} in workload runs</div>'
 
 
+def _claims(r: ReportRecord) -> str:
+    if not r.claims:
+        return ""
+    c = r.claims
+    parts = [f'<span class="ok">{c.get("holds", 0)} hold</span>', f'{c.get("does not hold", 0)} do not hold',
+             f'{c.get("not shown", 0)} not shown']
+    if c.get("withheld"):
+        parts.append(f'<span class="failed">{c["withheld"]} withheld (A/A control)</span>')
+    return "<br>".join(parts)
+
+
 def _row(r: ReportRecord) -> str:
     title = html.escape(r.title)
     link = f'<a href="{html.escape(r.html)}">{title}</a>' if r.html else title
-    report = f'{link}<div class="small"><code>{html.escape(r.notebook)}</code></div>'
+    tried = f' <span class="small">(tried: {html.escape(r.variant)}; the published report is unchanged)</span>' \
+        if r.variant else ""
+    report = f'{link}{tried}<div class="small"><code>{html.escape(r.notebook)}</code></div>'
     if r.ok:
         status = '<span class="status ok">ok</span>'
     else:
@@ -109,6 +128,7 @@ def _row(r: ReportRecord) -> str:
         cluster += f'<div class="small">provided in {_duration(r.cluster_s)}</div>'
     commit = f' <code>{html.escape(r.commit)}</code>' if r.commit else ""
     return (f'<tr class="{"ok-row" if r.ok else "failed-row"}"><td>{report}</td><td>{status}</td>'
+            f'<td class="small">{_claims(r)}</td>'
             f'<td class="num">{_duration(r.duration_s)}{_load_share(r)}</td><td>{html.escape(r.parameter_set)}</td>'
             f'<td class="num">{r.runs_stored}</td><td>{cluster}</td><td class="num">{_size(r.size_bytes)}</td>'
             f'<td class="small">{html.escape(r.finished_utc)}{commit}</td></tr>')

@@ -71,6 +71,72 @@ def load_seconds(runs: Path, folders: set[str]) -> float:
     return total
 
 
+def study_class(notebook: Path) -> type | None:
+    """The Study class a study notebook runs (its metadata ``cassperf.study``), or None."""
+    import importlib
+
+    import nbformat
+
+    path = (nbformat.read(notebook, as_version=4).metadata.get("cassperf") or {}).get("study")
+    if not path:
+        return None
+    module, _, name = str(path).rpartition(".")
+    return getattr(importlib.import_module(module), name)
+
+
+def check_studies(resolved: list[Resolved]) -> None:
+    """Every selected study notebook's parameters made into its Study and checked against the
+    cluster they name, before any cluster starts: a bad value is one ConfigError line naming
+    the notebook."""
+    for res in resolved:
+        cls = study_class(res.notebook)
+        if cls is None:
+            continue
+        try:
+            study = cls.from_parameters(res.effective)
+            if not res.effective.get("analyse_only"):
+                study.check_parameters(res.effective)
+        except ConfigError as exc:
+            raise ConfigError(f"{res.notebook.name}: {exc}") from None
+
+
+def report_variant(parameter_set: str, explicit: dict[str, Any]) -> str:
+    """'' for the published report (the local set, no explicit parameter but show_code); else
+    the suffix of a report of its own beside it: the set's name, the experiment, and 6 hex
+    digits of any other explicit parameters (so trying parameters never replaces a published
+    report)."""
+    import hashlib
+    import re
+
+    tried = {k: v for k, v in explicit.items() if k != "show_code"}
+    parts = [] if parameter_set == "local" else [Path(parameter_set).stem]
+    if "experiment" in tried:
+        parts.append(f"exp-{tried.pop('experiment')}")
+    if tried:
+        parts.append(hashlib.sha256(json.dumps(tried, sort_keys=True, default=str).encode()).hexdigest()[:6])
+    return re.sub(r"[^A-Za-z0-9_.-]+", "-", "-".join(parts))
+
+
+def claim_counts(executed: Path) -> dict[str, int] | None:
+    """Verdict counts of the claims a study report published (its JSON output), or None."""
+    import nbformat
+
+    try:
+        nb = nbformat.read(executed, as_version=4)
+    except (OSError, ValueError):
+        return None
+    for cell in nb.cells:
+        for out in cell.get("outputs", []):
+            data = out.get("data", {}).get("application/json")
+            if isinstance(data, dict) and isinstance(data.get("claims"), list):
+                counts: dict[str, int] = {}
+                for c in data["claims"]:
+                    if c.get("kind", "claim") != "control":
+                        counts[str(c.get("verdict"))] = counts.get(str(c.get("verdict")), 0) + 1
+                return counts
+    return None
+
+
 def execution_order(plans: list[tuple[Resolved, ClusterNeed | None]]) -> list[tuple[Resolved, ClusterNeed | None]]:
     """Notebooks needing the same cluster next to each other, in order of first appearance;
     within a group (and for notebooks needing none) name order. Notebooks that start their own
@@ -115,6 +181,8 @@ def run_reports(notebooks: list[str] | None = None, parameter_set: str = "local"
         if key != "show_code" and not any(key in r.declared for r in resolved):
             raise ConfigError(f"parameter {key!r} is not a parameter of any selected notebook "
                               f"({', '.join(p.name for p in paths)})")
+    check_studies(resolved)
+    variant = report_variant(parameter_set, explicit)
     plans = [(r, cluster_need(r.effective) if start_clusters else None) for r in resolved]
     label = set_label(parameter_set)
     commit = git_commit(config.project_root())
@@ -124,7 +192,7 @@ def run_reports(notebooks: list[str] | None = None, parameter_set: str = "local"
     results: list[NotebookResult] = []
     try:
         for res, need in execution_order(plans):
-            results.append(_run_one(res, need, clusters, reports, label, commit, show_code, log))
+            results.append(_run_one(res, need, clusters, reports, label, commit, show_code, log, variant))
     finally:
         stopped = clusters.stop_all()
         if stopped:
@@ -134,7 +202,7 @@ def run_reports(notebooks: list[str] | None = None, parameter_set: str = "local"
 
 
 def _run_one(res: Resolved, need: ClusterNeed | None, clusters: PipelineClusters, reports: Path, label: str,
-             commit: str | None, show_code: bool, log: Callable[[str], None]) -> NotebookResult:
+             commit: str | None, show_code: bool, log: Callable[[str], None], variant: str = "") -> NotebookResult:
     from cassperf.report.execute import execute  # papermill and nbconvert load in seconds: only when used
     from cassperf.report.html import export_html
     from cassperf.report.index import ReportRecord, write_record
@@ -156,10 +224,11 @@ def _run_one(res: Resolved, need: ClusterNeed | None, clusters: PipelineClusters
         stopped = clusters.stop_all()
         if stopped:
             log(f"{name}: starts its own cluster per deployment; stopped {', '.join(stopped)} first")
-    executed = reports / "executed" / name
+    stem = res.notebook.stem + (f"--{variant}" if variant else "")
+    executed = reports / "executed" / f"{stem}.ipynb"
     from cassperf.report.header import PARAMETER_SET_ENV
 
-    html_path: Path | None = reports / f"{res.notebook.stem}.html"
+    html_path: Path | None = reports / f"{stem}.html"
     duration, runs_stored, load_s, size, title = 0.0, 0, 0.0, 0, res.notebook.stem
     if error is None:
         log(f"{name}: running")
@@ -180,7 +249,7 @@ def _run_one(res: Resolved, need: ClusterNeed | None, clusters: PipelineClusters
         notebook=name, title=title, html=html_path.name if html_path else None, ok=result.ok, error=error,
         duration_s=duration, parameter_set=label, runs_stored=runs_stored, cluster=result.cluster,
         cluster_s=cluster_s, size_bytes=size, finished_utc=datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-        commit=commit, load_s=load_s))
+        commit=commit, load_s=load_s, variant=variant, claims=claim_counts(executed) if executed.exists() else None))
     share = f", {load_s / duration:.0%} of it in workload runs" if duration > 0 and load_s > 0 else ""
     log(f"{'ok    ' if result.ok else 'FAILED'} {name} ({duration:.0f} s{share}, {runs_stored} runs stored)"
         + (f" -> {html_path}" if html_path else "") + (f"\n       {error}" if error else ""))

@@ -62,16 +62,18 @@ def _esc(v: Any) -> str:
 
 
 def claims_html(claims: pd.DataFrame) -> str:
-    """The claims table: claim, verdict (coloured), measured here, rule, note; the A/A row first."""
-    counts = claims["verdict"].value_counts() if not claims.empty else pd.Series(dtype=int)
+    """The claims table: claim, verdict (coloured) and its reason, measured here, rule, note; the
+    A/A control is the first row (cassperf.analysis.verdicts.claims_table) and not counted."""
+    counts = claims["verdict"].iloc[1:].value_counts() if not claims.empty else pd.Series(dtype=int)
     summary = ", ".join(f"<b>{int(counts.get(v, 0))}</b> {v}" for v in ("holds", "does not hold", "not shown")
                         if v in counts or v != "does not hold")
     rows = []
-    for r in claims.to_dict("records"):
+    for i, r in enumerate(claims.to_dict("records")):
         cls = VERDICT_CLASS.get(str(r.get("verdict")), "none")
-        aa = " class='aa'" if str(r.get("kind", "")) == "control" else ""
+        aa = " class='aa'" if i == 0 else ""
+        reason = f"<div class='small'>{_esc(r.get('reason'))}</div>" if r.get("reason") else ""
         rows.append(f"<tr{aa}><td>{_esc(r.get('claim'))}</td><td><span class='v {cls}'>{_esc(r.get('verdict'))}"
-                    f"</span></td><td>{_esc(r.get('measured'))}</td><td class='small'>{_esc(r.get('rule'))}"
+                    f"</span>{reason}</td><td>{_esc(r.get('measured'))}</td><td class='small'>{_esc(r.get('rule'))}"
                     f"{'<br>' + _esc(r.get('note')) if r.get('note') else ''}</td></tr>")
     return (f"<p class='count'>Claims checked here: {summary}.</p><table><thead><tr><th>Published finding (our "
             f"words)</th><th>Verdict</th><th>Measured here</th><th>Rule, and what to keep in mind</th></tr></thead>"
@@ -93,6 +95,8 @@ class StudyReport:
     # -- the opening ---------------------------------------------------------------------------
     def what_was_run(self) -> str:
         s, rec = self.outcome.study, self.outcome.record
+        if not rec:
+            return f"Nothing was run for this report: {self.outcome.note}."
         arms = len(rec.get("arms", []))
         used = sum(1 for r in self.outcome.runs if r.manifest.get("complete") and not r.manifest.get("failed"))
         cal = rec.get("calibration")
@@ -123,8 +127,9 @@ class StudyReport:
 
         display(HTML(f"{_STYLE}<div class='cp-find'><p class='what'>{_esc(self.what_was_run())}</p>"
                      f"{claims_html(self.claims)}</div>"))
+        figures = self.figures.drop(columns=["histogram"], errors="ignore")
         display(json_output({"claims": self.claims.to_dict(orient="records"),
-                             "figures": self.figures.astype(object).where(self.figures.notna(), None)
+                             "figures": figures.astype(object).where(figures.notna(), None)
                              .to_dict(orient="records"), "record": self.outcome.record.get("plan"),
                              **self.extra_json}), raw=True)
 
@@ -157,7 +162,8 @@ class StudyReport:
         from cassperf.report.header import header_html
 
         cols = [c for c in ("arm", "block", "position", "op", "rate_ops_s", "latency_p50_ms", "latency_p99_ms",
-                            "cv", "errors", "status", "reason", "run_id") if c in self.figures.columns]
+                            "intervals", "cv", "lag1", "drift_pct", "status", "reason", "run_id")
+                if c in self.figures.columns]
         runs = self.figures[cols].to_html(index=False, float_format=lambda v: f"{v:,.2f}", na_rep="")
         log = "\n".join(self.outcome.record.get("log", []))
         display(HTML(f"{_STYLE}<div class='cp-find'><h3>Inventory</h3>"
@@ -204,16 +210,18 @@ def study_report(study_class: type[Study], namespace: Mapping[str, Any],
     params = report_parameters(namespace)
     study = study_class.from_parameters(params)
     analyse_only = bool(params.get("analyse_only"))
-    cluster_desc = None
+    cluster_desc, where = None, ""
     if not analyse_only:
         study.check_parameters(params)
-        cluster_args = {k: params[k] for k in CLUSTER_PARAMETERS if k in params}
-        cluster = study_cluster(**cluster_args)
-        cluster_desc = describe_cluster(cluster)
+        cluster = None
+        if str(params.get("contact_points", "")).strip() or not getattr(study, "OWN_CLUSTERS", False):
+            cluster = study_cluster(**{k: params[k] for k in CLUSTER_PARAMETERS if k in params})
+            cluster_desc = describe_cluster(cluster)
+        where = study.describe_setting() if cluster is None else ""
         execute(study, cluster, progress=True)
-    outcome = load_outcome(study, **parse_label_filter(str(params.get("label_filter", ""))))
+    outcome = load_outcome(study, empty_ok=analyse_only, **parse_label_filter(str(params.get("label_filter", ""))))
     claims, figures, sections = (build or type(outcome.study).report_parts)(outcome)
-    return StudyReport(outcome, claims, figures, sections, where_text(cluster_desc), cluster_desc, params)
+    return StudyReport(outcome, claims, figures, sections, where or where_text(cluster_desc), cluster_desc, params)
 
 
 __all__ = ["Section", "StudyReport", "claims_html", "study_report", "where_text"]

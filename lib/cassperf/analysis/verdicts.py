@@ -1,0 +1,205 @@
+"""Claims by their kind: a verdict and a one-line reason from comparisons across runs.
+
+    directional(c, sign) -> Verdict             a claimed rise (sign +1) or fall (-1) of B against A
+    equivalent(c, margin_pct) -> Verdict        "about the same": TOST within ±margin_pct
+    plateau(figures, points, knee, op, metric="rate_ops_s", margin_pct=10.0) -> Verdict
+                                                a sweep "stops growing above the knee"
+    aa_control(c) -> Verdict                    the A/A row (c: an arm against its identical twin)
+    all_of(verdicts) -> Verdict                 a claim made of parts (every part must hold)
+    claim(text, source, verdict, note="") -> Claim           a claims-table row
+    claims_table(aa, claims) -> DataFrame       the A/A row first, then the claims; every verdict
+                                                withheld when the A/A row is significant
+
+`c` is an analysis.arms.ArmComparison. Verdicts are "holds", "does not hold" or "not shown";
+every reason is one line, and every "not shown" says why and what change the runs could have
+detected (the comparison's MDE, 80% power at the 5% level).
+
+Rules (fixed before data; stated in each Verdict's `rule`):
+- Directional: holds when the change is significant (p < 0.05, two-sided) in the claimed
+  direction; does not hold when it is significant the other way; otherwise not shown: "the
+  change is -4.0% (p = 0.61) and these runs could detect ±11% or more".
+- Equivalence (TOST, Schuirmann 1987): holds when both one-sided tests reject at 5%, i.e. the
+  90% CI of the change lies inside [-margin, +margin]; does not hold when the change is
+  significantly beyond a margin (the 90% CI lies wholly above +margin or below -margin: a
+  one-sided test at 5%); otherwise not shown. A difference that is merely not significant never
+  makes two things "the same".
+- Plateau ("throughput stops growing above N threads"), over the sweep's points (x -> arm): it
+  grows up to the knee (directional rise from the first point to the knee) and no point above the
+  knee exceeds the knee by the margin (each point's 90% CI upper bound of its change against the
+  knee < +margin: a one-sided test at 5% per point; the claim needs every point, an
+  intersection-union test, so its level stays 5% with no correction). Does not hold when the
+  growth is a significant fall, or a point above the knee is significantly more than the margin
+  above it. Otherwise not shown.
+- A/A control: the twin against its arm. Significant (p < 0.05): "does not hold", and the
+  study's verdicts are withheld (claims_table): the machine's noise is then beyond what the
+  method can separate. A correct 5% test flags an A/A in 5% of studies: with five studies, one
+  flag happens about a fifth of the time.
+- all_of: holds when every part holds; does not hold when a part does not hold; otherwise not
+  shown with the first part's reason that is not shown.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import pandas as pd
+
+from cassperf.analysis.arms import ArmComparison, compare_stored
+from cassperf.analysis.claims import FAILS, HOLDS, NOT_SHOWN, Claim
+from cassperf.analysis.format import fmt_p, fmt_pct
+
+DIRECTIONAL_RULE = "significant change (p < 0.05, two-sided) in the claimed direction, across runs"
+EQUIVALENCE_RULE = "TOST at 5%: the 90% CI of the change within ±{m:g}%"
+PLATEAU_RULE = ("rise up to {k:g} significant; every point above it below +{m:g}% of it (90% CI upper bound, "
+                "intersection-union test at 5%)")
+AA_RULE = "A/A control: the arm against its identical twin; significant (p < 0.05) withholds every verdict"
+WITHHELD = "withheld: the A/A control differs significantly ({aa}): this machine's noise is beyond what the " \
+           "method can separate"
+CLAIM_COLUMNS = ["claim", "verdict", "reason", "change_pct", "ci_low_pct", "ci_high_pct", "p_value", "n_a", "n_b",
+                 "mde_pct", "measured", "rule", "note", "source"]
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """A verdict ("holds", "does not hold", "not shown"), its one-line reason, the stated rule
+    and the comparison the figures columns come from (None for a claim without one)."""
+
+    verdict: str
+    reason: str
+    rule: str
+    comparison: ArmComparison | None = None
+
+
+def _undecided(c: ArmComparison, rule: str) -> Verdict | None:
+    """'not shown' when the comparison has no test, else None."""
+    if c.problem or c.p_value is None:
+        return Verdict(NOT_SHOWN, f"the runs cannot decide: {c.problem or 'no test'}", rule, c)
+    return None
+
+
+def _detect(c: ArmComparison) -> str:
+    return f"these runs could detect ±{c.mde_pct:.0f}% or more"
+
+
+def directional(c: ArmComparison, sign: int) -> Verdict:
+    """A claimed rise (sign +1) or fall (-1) of B against A (rule: module docstring)."""
+    if sign not in (1, -1):
+        raise ValueError(f"directional: sign must be +1 (a rise) or -1 (a fall), got {sign!r}")
+    undecided = _undecided(c, DIRECTIONAL_RULE)
+    if undecided:
+        return undecided
+    said = "rise" if sign > 0 else "fall"
+    if not c.significant:
+        return Verdict(NOT_SHOWN, f"the change is {fmt_pct(c.change_pct)} ({fmt_p(c.p_value)}) and {_detect(c)}",
+                       DIRECTIONAL_RULE, c)
+    if c.change_pct * sign > 0:
+        return Verdict(HOLDS, f"{c.text}: a significant {said}", DIRECTIONAL_RULE, c)
+    other = "fall" if sign > 0 else "rise"
+    return Verdict(FAILS, f"{c.text}: a significant {other}, where the claim says a {said}", DIRECTIONAL_RULE, c)
+
+
+def equivalent(c: ArmComparison, margin_pct: float) -> Verdict:
+    """"About the same" within ±margin_pct, by TOST (rule: module docstring)."""
+    if not margin_pct > 0:
+        raise ValueError(f"equivalent: margin_pct must be > 0 (a % band), got {margin_pct!r}")
+    rule = EQUIVALENCE_RULE.format(m=margin_pct)
+    undecided = _undecided(c, rule)
+    if undecided:
+        return undecided
+    low, high = c.ci_pct(0.90)
+    ci = f"{fmt_pct(c.change_pct)}, 90% CI [{fmt_pct(low)}, {fmt_pct(high)}]"
+    if -margin_pct <= low and high <= margin_pct:
+        return Verdict(HOLDS, f"{ci} lies within ±{margin_pct:g}%", rule, c)
+    if low > margin_pct or high < -margin_pct:
+        return Verdict(FAILS, f"{ci} lies beyond ±{margin_pct:g}%: a significant difference", rule, c)
+    return Verdict(NOT_SHOWN, f"{ci} reaches beyond ±{margin_pct:g}%; {_detect(c)}", rule, c)
+
+
+def plateau(figures: pd.DataFrame, points: Mapping[float, str], knee: float, op: str, metric: str = "rate_ops_s",
+            margin_pct: float = 10.0) -> Verdict:
+    """A sweep "stops growing above `knee`": points maps each sweep value (threads, say) to its arm
+    (rule: module docstring). The verdict's comparison is the growth up to the knee."""
+    xs = sorted(points)
+    if knee not in points or knee == xs[0] or knee == xs[-1]:
+        raise ValueError(f"plateau: the knee {knee!r} must be one of the sweep's points {xs} with a point "
+                         f"below and above it")
+    rule = PLATEAU_RULE.format(k=knee, m=margin_pct)
+    grow = compare_stored(figures, points[xs[0]], points[knee], op, metric)
+    rise = directional(grow, +1)
+    above = [(x, compare_stored(figures, points[knee], points[x], op, metric)) for x in xs if x > knee]
+    if rise.verdict == FAILS:
+        return Verdict(FAILS, f"from {xs[0]:g} to {knee:g}: {grow.text}: it falls", rule, grow)
+    beyond = [(x, c) for x, c in above if not c.problem and c.ci_pct(0.90)[0] > margin_pct]
+    if beyond:
+        x, c = beyond[0]
+        return Verdict(FAILS, f"at {x:g}: {c.text}, more than +{margin_pct:g}% above {knee:g}: it keeps growing",
+                       rule, grow)
+    if rise.verdict != HOLDS:
+        return Verdict(NOT_SHOWN, f"the rise from {xs[0]:g} to {knee:g} is not shown: {rise.reason}", rule, grow)
+    for x, c in above:
+        if c.problem:
+            return Verdict(NOT_SHOWN, f"at {x:g}: the runs cannot decide: {c.problem}", rule, grow)
+        high = c.ci_pct(0.90)[1]
+        if not high < margin_pct:
+            return Verdict(NOT_SHOWN, f"at {x:g} the change against {knee:g} is {fmt_pct(c.change_pct)} with a 90% CI "
+                                      f"up to {fmt_pct(high)}, not below +{margin_pct:g}%; {_detect(c)}", rule, grow)
+    flat = ", ".join(f"{x:g}: {fmt_pct(c.change_pct)}" for x, c in above)
+    return Verdict(HOLDS, f"rises {fmt_pct(grow.change_pct)} from {xs[0]:g} to {knee:g} ({fmt_p(grow.p_value)}); "
+                          f"above it within +{margin_pct:g}% ({flat})", rule, grow)
+
+
+def aa_control(c: ArmComparison) -> Verdict:
+    """The A/A row: holds when the twin does not differ significantly from its arm."""
+    undecided = _undecided(c, AA_RULE)
+    if undecided:
+        return undecided
+    if c.significant:
+        return Verdict(FAILS, f"{c.text}: identical arms differ significantly; this machine's noise is beyond what "
+                              f"the method can separate, so the study's verdicts are withheld", AA_RULE, c)
+    return Verdict(HOLDS, f"{c.text}: identical arms do not differ significantly", AA_RULE, c)
+
+
+def all_of(verdicts: Sequence[Verdict], rule: str = "") -> Verdict:
+    """Every part must hold (rule: module docstring); the comparison is the first part's."""
+    if not verdicts:
+        raise ValueError("all_of: no verdicts to combine")
+    rule = rule or "; ".join(dict.fromkeys(v.rule for v in verdicts))
+    first = verdicts[0].comparison
+    for v in verdicts:
+        if v.verdict == FAILS:
+            return Verdict(FAILS, v.reason, rule, first)
+    for v in verdicts:
+        if v.verdict != HOLDS:
+            return Verdict(NOT_SHOWN, v.reason, rule, first)
+    return Verdict(HOLDS, "; ".join(v.reason for v in verdicts), rule, first)
+
+
+def claim(text: str, source: str, verdict: Verdict, note: str = "", measured: str = "") -> Claim:
+    """A claims-table row: the claim, its verdict and reason, and the comparison's figures
+    (measured defaults to the comparison's one-line text)."""
+    c = verdict.comparison
+    figures = {} if c is None else {
+        "change_pct": c.change_pct, "ci_low_pct": c.ci_low_pct, "ci_high_pct": c.ci_high_pct, "p_value": c.p_value,
+        "n_a": c.n_a, "n_b": c.n_b, "mde_pct": c.mde_pct}
+    return Claim(text, source, measured or (f"{c.metric} {c.op}, {c.arm_b} against {c.arm_a}: {c.text}" if c else ""),
+                 verdict.verdict, verdict.rule, note, verdict.reason, **figures)
+
+
+def claims_table(aa: Claim, claims: Sequence[Claim]) -> pd.DataFrame:
+    """The claims table (CLAIM_COLUMNS): the A/A row first, then the claims. When the A/A row does
+    not hold, every other verdict becomes "not shown", its reason saying it was withheld (the
+    figures stay)."""
+    if aa.verdict == FAILS:
+        said = fmt_pct(aa.change_pct) + (f", {fmt_p(aa.p_value)}" if aa.p_value is not None else "")
+        claims = [replace(c, verdict=NOT_SHOWN, reason=WITHHELD.format(aa=said)) for c in claims]
+    rows = [{k: getattr(c, k) for k in CLAIM_COLUMNS} for c in (aa, *claims)]
+    out = pd.DataFrame(rows, columns=CLAIM_COLUMNS)
+    for col in ("n_a", "n_b"):
+        out[col] = out[col].astype("Int64")
+    out["p_value"] = out["p_value"].astype("float64")
+    return out
+
+
+__all__ = ["CLAIM_COLUMNS", "Verdict", "aa_control", "all_of", "claim", "claims_table", "directional", "equivalent",
+           "plateau"]

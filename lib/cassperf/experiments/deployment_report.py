@@ -1,0 +1,138 @@
+"""The deployment study's analysis: the published table per machine (this machine's repeated
+runs and any imported logs), its charts, and the claims from a stored outcome.
+
+A mixed run's figure in a comparison is its reads (the mix is 1:1, so reads are half of it: the
+ratio between deployments is the same). Node CPU per run is the sampler's process CPU of the
+node over the run's steady window (cores busy, cassperf.analysis.node_cpu).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import pandas as pd
+
+from cassperf.experiments.outcome import StudyOutcome
+
+ONE_HOST = ("the node and the load generator share this machine's cores: the client's CPU caps the row rate as "
+            "much as the deployment does")
+OP_OF = {"write": "write", "read": "read", "mixed": "read"}
+
+
+def imported_runs(outcome: StudyOutcome) -> list[Any]:
+    """Complete runs carrying the study's ``imported_filter`` labels and a deployment label."""
+    from pathlib import Path
+
+    from cassperf.experiments.sweep import parse_label_filter
+    from cassperf.results.catalog import catalog
+    from cassperf.results.store import load_run
+
+    wanted = parse_label_filter(outcome.study.imported_filter) if outcome.study.imported_filter.strip() else {}
+    if not wanted:
+        return []
+    frame = catalog(**wanted)
+    if frame.empty or "deployment" not in frame.columns:
+        return []
+    frame = frame[frame["complete"] & frame["deployment"].notna()]
+    return [load_run(Path(p)) for p in frame["path"]]
+
+
+def figures(outcome: StudyOutcome) -> pd.DataFrame:
+    """Run figures (cassperf.analysis.repeats) of the measured runs, with node_cpu_cores per run."""
+    from cassperf.analysis.node_cpu import node_cpu_cores
+    from cassperf.analysis.repeats import run_figures
+    from cassperf.analysis.windows import Window
+
+    figs = run_figures(outcome.runs)
+    by_id = {r.run_id: r for r in outcome.runs}
+    figs["node_cpu_cores"] = [node_cpu_cores(by_id[rid], Window(a, b, "steady")) if a == a else float("nan")
+                              for rid, a, b in zip(figs["run_id"], figs["window_start_s"], figs["window_end_s"],
+                                                   strict=True)]
+    return figs
+
+
+def claims(outcome: StudyOutcome, figs: pd.DataFrame) -> pd.DataFrame:
+    from cassperf.analysis.arms import compare_stored
+    from cassperf.analysis.claims import NOT_SHOWN
+    from cassperf.analysis.verdicts import Verdict, aa_control, all_of, claim, claims_table, directional
+
+    study, src = outcome.study, outcome.study.source
+    names = study.context_names()
+    aa = claim(f"A/A control: '{names[0]} write' against its identical twin", src,
+               aa_control(compare_stored(figs, f"{names[0]} write", f"{names[0]} write (A/A)", "write"))) \
+        if names else None
+    rows = []
+    used = figs[figs["status"] == "ok"]
+    for workload in ("write", "read", "mixed"):
+        op = OP_OF[workload]
+        means = {n: used[(used["arm"] == f"{n} {workload}") & (used["op"] == op)]["rate_ops_s"].mean() for n in names}
+        means = {n: m for n, m in means.items() if m == m}
+        if len(means) < 2:
+            continue
+        slow, fast = min(means, key=means.get), max(means, key=means.get)
+        speed = directional(compare_stored(figs, f"{slow} {workload}", f"{fast} {workload}", op), +1)
+        cpu = directional(compare_stored(figs, f"{slow} {workload}", f"{fast} {workload}", op, "node_cpu_cores"), +1)
+        rows.append(claim(f"A faster deployment also burns more CPU [{workload}: {fast} vs {slow}]", src,
+                          all_of([speed, cpu], "faster (ops/s), then more node CPU (cores busy), both significant"),
+                          ONE_HOST, measured=f"ops/s: {speed.comparison.text}; node CPU: {cpu.comparison.text}"))
+    for disk in (n for n in names if n.endswith("-disk")):
+        for other, what in ((disk.replace("-disk", "-tmpfs"), "tmpfs"), (disk.replace("-disk", "-container"),
+                                                                          "container")):
+            if other not in names:
+                continue
+            for workload in ("write", "read", "mixed"):
+                c = compare_stored(figs, f"{disk} {workload}", f"{other} {workload}", OP_OF[workload])
+                if what == "tmpfs":
+                    rows.append(claim(f"Where the data lives changes the row rate: data on tmpfs against on disk, "
+                                      f"same Cassandra and Java [{workload}]", src, directional(c, +1),
+                                      "a small data set sits in the page cache either way: disk vs tmpfs differs "
+                                      "mostly in commit log and flush writes"))
+                else:
+                    rows.append(claim(f"Cassandra in a container is slower than on the host (the study: Docker up to "
+                                      f"4x slower) [{workload}]", src, directional(c, -1),
+                                      "the study's Docker ran in a VM on Windows; here the container is a Linux "
+                                      "namespace on the same kernel, no VM"))
+    imported = {str(r.labels.get("deployment")) for r in imported_runs(outcome)}
+    for text, need in (("WSL is faster with its data on the Windows drive than on its own disk",
+                        {"WSL", "WSL (windows drive)"}), ("Cassandra in Docker is several times slower (the study: up "
+                                                          "to a factor of 4)", {"Docker"})):
+        have = need & imported
+        reason = ("imported runs are single runs: no run-to-run spread to judge a difference by"
+                  if have == need else f"needs imported runs labelled deployment={' and '.join(sorted(need))} "
+                                       f"on one machine (this machine can make neither)")
+        rows.append(claim(text, src, Verdict(NOT_SHOWN, reason, "as the other deployment claims")))
+    if aa is None:
+        return claims_table(claim("A/A control", src, Verdict(NOT_SHOWN, "no deployment ran", "")), rows)
+    return claims_table(aa, rows)
+
+
+def sections(outcome: StudyOutcome) -> dict[str, Callable[[], Any]]:
+    from cassperf.analysis.deployments import deployment_rows, published_table
+    from cassperf.plots import studies as charts
+    from cassperf.report.study_report import Section
+
+    def tables() -> Any:
+        runs = [r for r in outcome.runs if r.manifest.get("complete") and not r.manifest.get("failed")]
+        rows, groups = deployment_rows(runs + imported_runs(outcome))
+        items: list[Any] = []
+        for g in groups:
+            items.append(published_table(rows, g.title).style.hide(axis="index"))
+            items.append(charts.deployment_bars(rows[rows["machine"] == g.title], f"Deployments on {g.title}"))
+        return Section("Row rate per deployment, per machine (the published table)",
+                       f"Each cell is the mean of a deployment's {outcome.study.repeats} runs of one workload with the "
+                       f"95% CI half width; node CPU per 1,000 rows beside it. Runs of different hardware never share "
+                       f"a table.", items)
+
+    def published() -> Any:
+        from cassperf.experiments.deployment import published_frame
+
+        return Section("What the study published", "Cassandra 3.11.16, 500,000,000 rows, 16 threads, per machine "
+                       "(../shared/studies/003_854608a88be1fc82.txt).", [published_frame().style.hide(axis="index")])
+
+    return {"tables": tables, "published": published}
+
+
+def parts(outcome: StudyOutcome) -> tuple[pd.DataFrame, pd.DataFrame, Mapping[str, Callable[[], Any]]]:
+    figs = figures(outcome)
+    return claims(outcome, figs), figs.drop(columns=["histogram"]), sections(outcome)

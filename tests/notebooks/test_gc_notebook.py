@@ -1,0 +1,45 @@
+"""Notebook 03 (garbagecollect) run by papermill in a real kernel against a real 3-node embedded
+cluster with its test parameter set: the garbagecollect and placebo arms and the A/A control in 2
+randomized blocks. What it publishes is checked against the stored runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from cassperf.analysis import phase_window
+from cassperf.experiments.garbagecollect import GCStudy
+from cassperf.experiments.garbagecollect_report import claims, published_table, windows
+from cassperf.experiments.outcome import load_outcome
+from cassperf.results.catalog import catalog
+from tests.notebooks.studykit import check_in_chromium, check_report_shape, execute_study, study_data  # noqa: F401
+
+pytestmark = [pytest.mark.notebook, pytest.mark.cluster]
+
+NB = "03-garbagecollect-impact.ipynb"
+WHERE = {"cluster_name": "gctest", "first_address": "127.0.7.11"}
+PUBLISHED_ROWS = ["Read Throughput", "Read Latency avg.", "Read Latency p95", "Read Latency p99",
+                  "Write Throughput", "Write Latency avg.", "Write Latency p95", "Write Latency p99"]
+
+
+def test_gc_notebook_runs_garbagecollect_beside_a_placebo_and_publishes_the_table(study_data, tmp_path):
+    run = execute_study(NB, tmp_path, **WHERE)
+    check_report_shape(run)
+    measured = catalog(study="garbagecollect", experiment="test", role="measure")
+    assert sorted(zip(measured["arm"], measured["block"])) == sorted(
+        (a, b) for a in ("garbagecollect", "placebo", "placebo (A/A)") for b in ("1", "2"))
+    assert set(measured["rate"]) == {"300"} and set(measured["ratio"]) == {"5:4:1"}
+    study = GCStudy.from_parameters({"experiment": "test", "repeats": 2, "keys": 6000, "rate_ops_s": 300,
+                                     "steady_s": 4, "window_s": 6, "tail_s": 1, "warm_step_s": 2,
+                                     "warm_max_steps": 1})
+    outcome = load_outcome(study)
+    for r in outcome.runs:
+        assert r.manifest["latency_type"] == "response"
+        phase = phase_window(r, "garbagecollect" if r.labels["arm"] == "garbagecollect" else "placebo")
+        steady, op = windows(r, 6, 4)
+        assert op.start_s == phase.start_s and op.length_s == 6 and steady.end_s == op.start_s
+    table = published_table(outcome)
+    assert table["Metric"].tolist() == PUBLISHED_ROWS
+    assert all(v.endswith(("/s", " micros")) for v in table["Steady State"])
+    assert "With GarbageCollect" in run.text()
+    assert [c["verdict"] for c in run.claims] == claims(outcome)["verdict"].tolist()
+    check_in_chromium(run, tmp_path)

@@ -1,0 +1,98 @@
+"""The order of a study's runs, and the warm-up and calibration rules (pure functions)."""
+
+from __future__ import annotations
+
+import pytest
+
+from cassperf.errors import ConfigError
+from cassperf.experiments.calibrate import calibrate, knee, ladder_done, warm_up, warm_up_done
+from cassperf.experiments.schedule import Slot, block_order, schedule, units
+from cassperf.experiments.study import Arm, Calibrated, StudyParameters
+from cassperf.workload.spec import WorkloadSpec
+
+ARMS = ["w1", "w2", "w3", "ra", "rb", "m"]
+FOLLOWS = {"rb": "ra"}
+
+
+def test_every_block_holds_every_arm_once_and_run_b_follows_run_a():
+    order = schedule(ARMS, FOLLOWS, repeats=3, seed=7)
+    assert len(order) == 18
+    for block in (1, 2, 3):
+        names = [s.arm for s in order if s.block == block]
+        assert sorted(names) == sorted(ARMS)
+        assert names.index("rb") == names.index("ra") + 1
+        assert [s.position for s in order if s.block == block] == list(range(1, 7))
+
+
+def test_the_order_is_the_seeds_and_a_block_is_the_same_whatever_the_repeats():
+    a = schedule(ARMS, FOLLOWS, repeats=3, seed=7)
+    assert a == schedule(ARMS, FOLLOWS, repeats=3, seed=7)
+    assert schedule(ARMS, FOLLOWS, repeats=5, seed=7)[:18] == a
+    assert a != schedule(ARMS, FOLLOWS, repeats=3, seed=8)
+    # the draw for seed 7 block 1, pinned: numpy's default_rng([7, 1]) permutation of the 5 units
+    assert block_order(units(ARMS, FOLLOWS), 7, 1) == [s.arm for s in a if s.block == 1]
+
+
+def test_blocks_are_shuffled_not_fixed():
+    orders = {tuple(s.arm for s in schedule(ARMS, FOLLOWS, repeats=1, seed=seed)) for seed in range(20)}
+    assert len(orders) > 10
+
+
+def test_bad_plans_get_one_line():
+    with pytest.raises(ConfigError, match=r"arm 'rb' follows 'nope', which is not an arm of this plan"):
+        schedule(["ra", "rb"], {"rb": "nope"}, 2, 1)
+    with pytest.raises(ConfigError, match=r"named twice: \['a'\]"):
+        schedule(["a", "a"], {}, 2, 1)
+    with pytest.raises(ConfigError, match="cycle"):
+        schedule(["a", "b"], {"a": "b", "b": "a"}, 2, 1)
+
+
+def test_warm_up_stops_when_throughput_stops_rising():
+    assert not warm_up_done([100, 200])
+    assert not warm_up_done([100, 200, 300])
+    assert warm_up_done([100, 300, 305, 301])          # the last two within 3% of the best before them
+    assert not warm_up_done([100, 300, 305, 320])      # 320 > 300 * 1.03: still rising
+    rates = iter([100.0, 300.0, 305.0, 301.0, 999.0])
+    got, why = warm_up(lambda: next(rates), max_steps=8)
+    assert got == [100.0, 300.0, 305.0, 301.0] and why.startswith("throughput stopped rising after 4 steps")
+    rising = iter(range(100, 10000, 100))
+    got, why = warm_up(lambda: float(next(rising)), max_steps=5)
+    assert len(got) == 5 and why == "still rising after the 5 steps allowed (warm_max_steps)"
+
+
+def test_the_knee_is_the_smallest_concurrency_at_90_percent_of_the_best():
+    points = [(1, 500.0), (2, 900.0), (4, 1500.0), (8, 1700.0), (16, 1750.0), (32, 1720.0)]
+    assert knee(points) == 8                           # 1,575 = 90% of 1,750; 1,500 falls short
+    assert ladder_done(points) and not ladder_done(points[:5])   # 4 -> 8 gained 13%: one flat doubling only
+    rates = dict(points)
+    cal = calibrate(lambda c: rates[c], "write")
+    assert [c for c, _ in cal.points] == [1, 2, 4, 8, 16, 32]   # two doublings under +10% stop the ladder
+    assert (cal.knee, cal.best_ops_s, cal.below_knee, cal.rate(0.5)) == (8, 1750.0, 4, 875)
+    assert Calibrated.from_json(cal.to_json()) == cal
+
+
+def test_study_parameters_refuse_runs_too_short_for_20_intervals():
+    with pytest.raises(ConfigError, match=r"run_s=4 at interval_s=0.25 gives 16 intervals: a run needs at least 20"):
+        StudyParameters(run_s=4, interval_s=0.25)
+    with pytest.raises(ConfigError, match=r"repeats=1: expected a whole number >= 2"):
+        StudyParameters(repeats=1)
+
+
+def test_an_arm_has_one_spec_or_clients_and_keeps_off_the_executor_labels():
+    spec = WorkloadSpec(op="write", duration=5)
+    with pytest.raises(ConfigError, match="give a spec, or clients"):
+        Arm("x", {}, spec=spec, clients=(("dc1", spec),))
+    with pytest.raises(ConfigError, match=r"labels \['block'\] are the executor's"):
+        Arm("x", {"block": "1"}, spec=spec)
+    twin = Arm("w", {"rf": "1"}, spec=spec, follows="v").twin()
+    assert (twin.name, dict(twin.labels), twin.follows) == ("w (A/A)", {"rf": "1", "aa": "twin"}, None)
+
+
+def test_plan_key_changes_with_the_plan_not_with_more_repeats():
+    a = StudyParameters(repeats=3)
+    assert a.plan_key() == StudyParameters(repeats=5).plan_key() == StudyParameters(repeats=3, experiment="x").plan_key()
+    assert a.plan_key() != StudyParameters(seed=2).plan_key() != StudyParameters(run_s=10).plan_key()
+
+
+def test_slots_name_block_position_and_arm():
+    assert schedule(["a"], {}, 2, 1) == [Slot(1, 1, "a"), Slot(2, 1, "a")]
