@@ -193,3 +193,26 @@ def test_reap_drops_the_records_of_dead_owners_whose_things_are_gone_and_keeps_l
     said: list[str] = []
     assert reaper.reap(say=said.append) == [] and said == []      # nothing was left: nothing to say
     assert [(r.kind, r.data.get("name")) for r in owners.records()] == [("cluster", "lab-live")]
+
+
+def test_a_dead_owners_scratch_folder_goes_with_its_cluster(data: Path, tmp_path: Path) -> None:
+    # a deployment's data on tmpfs (/dev/shm/cassperf-<cluster>) holds memory until it is deleted
+    scratch = tmp_path / "shm" / "cassperf-lab-tmpfs"
+    (scratch / "data").mkdir(parents=True)
+    record = _cluster_record(tmp_path / "c" / "lab-tmpfs", exited())
+    owners.write(Record("cluster", record.key, record.owner, {**record.data, "scratch": str(scratch)}))
+    said: list[str] = []
+    assert reaper.reap(say=said.append) == said == [
+        f"found cluster lab-tmpfs (no node running) in {tmp_path / 'c' / 'lab-tmpfs'} left by dead pid "
+        f"{record.owner.pid} (python -c): deleted {scratch}"]
+    assert not scratch.exists() and owners.records() == []
+
+
+def test_a_scratch_folder_must_be_named_as_one() -> None:
+    from cassperf.cluster import LocalCluster
+    from cassperf.errors import ConfigError
+
+    with pytest.raises(ConfigError, match=r"^scratch='/dev/shm': a scratch folder's name starts with 'cassperf-' "
+                                          r"\(it is deleted with the cluster of a dead owner\), e\.g\. "
+                                          r"/dev/shm/cassperf-lab$"):
+        LocalCluster("lab", scratch="/dev/shm")

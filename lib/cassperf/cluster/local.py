@@ -130,13 +130,17 @@ class LocalCluster(ClusterHandle):
                     through `in_dc(dc)` / `dc_command(dc, argv)`.
     java_home       the Java the nodes (and nodetool) run on, a folder with bin/java; None:
                     $JAVA_HOME, else the java on PATH (e.g. a Java 11 for 4.1 beside 5.0 on 17)
+    scratch         a folder outside the cluster's folder that its data lives in (yaml_overrides, e.g.
+                    on tmpfs), named cassperf-*: stop() keeps it (a restart needs the data), its owner
+                    removes it; when the owner died, the reaper deletes it with the cluster
     """
 
     def __init__(self, name: str = "cassperf", topology: str | Topology = "dc1:1", version: str = DEFAULT_VERSION,
                  heap_mb: int = 1024, yaml_overrides: dict[str, Any] | None = None,
                  jvm_options: list[str] | None = None, first_address: str = "127.0.0.1", jolokia: bool = True,
                  root: Path | None = None, start_timeout_s: float = 180.0,
-                 inter_dc_rtt_ms: float | None = None, java_home: Path | str | None = None) -> None:
+                 inter_dc_rtt_ms: float | None = None, java_home: Path | str | None = None,
+                 scratch: Path | str | None = None) -> None:
         super().__init__()
         if not name or not all(c.isalnum() or c in "-_" for c in name):
             raise ConfigError(f"cluster name {name!r}: use letters, digits, '-' and '_'")
@@ -151,6 +155,10 @@ class LocalCluster(ClusterHandle):
         self.first_address = first_address
         self.use_jolokia = jolokia
         self.java_home = Path(java_home) if java_home else None   # None: JAVA_HOME, else java on PATH
+        self.scratch = Path(scratch) if scratch else None
+        if self.scratch is not None and not self.scratch.name.startswith("cassperf-"):
+            raise ConfigError(f"scratch={str(scratch)!r}: a scratch folder's name starts with 'cassperf-' (it is "
+                              f"deleted with the cluster of a dead owner), e.g. /dev/shm/cassperf-{name}")
         self.start_timeout_s = start_timeout_s
         self.root = (root or config.clusters_dir()) / name
         offset = int(ipaddress.IPv4Address(first_address)) - int(ipaddress.IPv4Address("127.0.0.1"))
@@ -401,7 +409,8 @@ class LocalCluster(ClusterHandle):
             nodes.append({"name": n.name, "address": n.address, "folder": str(n.layout.root),
                           "pid_file": str(n.layout.pid_file), "pid": pid, "started": started})
         return {"name": self.name, "folder": str(self.root), "state": {**self._state(), "heap_mb": self.heap_mb},
-                "network": self.network.id if self.network is not None else None, "nodes": nodes}
+                "network": self.network.id if self.network is not None else None, "nodes": nodes,
+                "scratch": str(self.scratch) if self.scratch is not None else None}
 
     def _claim(self) -> owners.Owner | None:
         """Record this cluster as this process's (or refresh the pids of a live owner's); the dead

@@ -6,7 +6,7 @@ Every entry point calls :func:`reap` before it starts anything (the report pipel
 dead (not alive, not kept), newest clean-up first:
 
 - a cluster: its nodes are stopped (SIGTERM, then SIGKILL; only pids whose command line carries
-  the node's marker), its DC network removed;
+  the node's marker), its DC network removed, its scratch folder (data on tmpfs) deleted;
 - a DC network: its delay router ended, its namespaces deleted;
 - a loop filesystem: unmounted, its loop device detached, its backing file deleted.
 
@@ -19,6 +19,7 @@ says what it was, whose pid left it and what was done.
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
@@ -62,9 +63,11 @@ def _release_cluster(record: Record) -> str | None:
     recorded = {int(n["pid"]): Path(n["folder"]) for n in record.data.get("nodes", []) if n.get("pid")}
     strays = {pid: folder for pid, folder in recorded.items() if process.is_ours(pid, folder)}
     network = _network_text(record.data.get("network"))
+    scratch = Path(record.data["scratch"]) if record.data.get("scratch") else None
+    scratch = scratch if scratch is not None and scratch.name.startswith("cassperf-") and scratch.is_dir() else None
     if cluster is None or running == "no node running":
         running = ", ".join(f"pid {pid}" for pid in strays) or running
-    if running == "no node running" and not network:
+    if running == "no node running" and not network and scratch is None:
         owners.remove("cluster", record.key)
         return None
     if cluster is not None:
@@ -72,9 +75,13 @@ def _release_cluster(record: Record) -> str | None:
     process.terminate(strays, timeout_s=30)       # pids whose pid file is gone (only ours: by marker)
     if record.data.get("network"):
         netns.remove_leftovers(record.data["network"])
+    if scratch is not None:
+        shutil.rmtree(scratch)
     owners.remove("cluster", record.key)
     what = f"cluster {record.data.get('name')} ({running}) in {record.data['folder']}"
-    return owners.found(what, record.owner, "stopped" + (f", removed its {network}" if network else ""))
+    done = (["stopped"] if running != "no node running" else []) + ([f"removed its {network}"] if network else []) \
+        + ([f"deleted {scratch}"] if scratch else [])
+    return owners.found(what, record.owner, ", ".join(done))
 
 
 def _release_network(record: Record) -> str | None:
