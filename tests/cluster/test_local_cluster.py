@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -139,6 +140,11 @@ def test_cli_start_status_stop(tmp_path):
         assert "cluster clitest (dc1:1) CQL-ready in" in started.stdout
         up = run("status")
         assert up.returncode == 0 and "127.0.5.1" in up.stdout and "True" in up.stdout
+        # the shell's cluster is the user's: kept, never reaped as a dead owner's (the start process is gone)
+        listed = subprocess.run([sys.executable, "-m", "cassperf.cli", "cluster", "status"], env=env,
+                                capture_output=True, text=True, timeout=120)
+        assert re.fullmatch(r"cluster clitest: running, 1 of 1 nodes \(node1 127\.0\.5\.1 pid \d+\); "
+                            r"kept \(cassperf cluster start\)\n", listed.stdout), listed.stdout
         # a workload from the shell on that cluster, by name, with the sampler beside it
         load = subprocess.run([sys.executable, "-m", "cassperf.cli", "run", "--cluster", "clitest", "--no-progress",
                                "--label", "purpose=cli", "--sample-interval", "1", "--processes", "1",

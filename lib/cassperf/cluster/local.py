@@ -10,6 +10,11 @@ folder per node: conf, data, commitlog, hints, saved_caches, logs (system.log, g
 unified-logging form, stdout.log). `start()` reuses nodes of the same cluster that are already
 running (pid files checked against live processes). Exiting the `with` block stops the nodes;
 `destroy()` also removes the data.
+
+Every start records its owner (cassperf.cluster.owners: this process, pid and start time) before
+the first node is spawned; `stop()` removes the record. A start that finds the nodes of a dead
+owner's record running takes them over (`adopted` says so); `keep()` hands the cluster to the
+user, so no later run reaps it (cassperf.cluster.reaper).
 """
 
 from __future__ import annotations
@@ -23,16 +28,17 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import psutil
 
 from cassperf import config
 from cassperf.cluster import jars as jarmod
-from cassperf.cluster import netns, process
+from cassperf.cluster import netns, owners, process
 from cassperf.cluster.access import ClusterAccess, ensure_access
 from cassperf.cluster.base import ClusterHandle, LocalNodeRef
 from cassperf.cluster.java import Java, check_java_for, java_info
@@ -124,13 +130,17 @@ class LocalCluster(ClusterHandle):
                     through `in_dc(dc)` / `dc_command(dc, argv)`.
     java_home       the Java the nodes (and nodetool) run on, a folder with bin/java; None:
                     $JAVA_HOME, else the java on PATH (e.g. a Java 11 for 4.1 beside 5.0 on 17)
+    scratch         a folder outside the cluster's folder that its data lives in (yaml_overrides, e.g.
+                    on tmpfs), named cassperf-*: stop() keeps it (a restart needs the data), its owner
+                    removes it; when the owner died, the reaper deletes it with the cluster
     """
 
     def __init__(self, name: str = "cassperf", topology: str | Topology = "dc1:1", version: str = DEFAULT_VERSION,
                  heap_mb: int = 1024, yaml_overrides: dict[str, Any] | None = None,
                  jvm_options: list[str] | None = None, first_address: str = "127.0.0.1", jolokia: bool = True,
                  root: Path | None = None, start_timeout_s: float = 180.0,
-                 inter_dc_rtt_ms: float | None = None, java_home: Path | str | None = None) -> None:
+                 inter_dc_rtt_ms: float | None = None, java_home: Path | str | None = None,
+                 scratch: Path | str | None = None) -> None:
         super().__init__()
         if not name or not all(c.isalnum() or c in "-_" for c in name):
             raise ConfigError(f"cluster name {name!r}: use letters, digits, '-' and '_'")
@@ -145,6 +155,10 @@ class LocalCluster(ClusterHandle):
         self.first_address = first_address
         self.use_jolokia = jolokia
         self.java_home = Path(java_home) if java_home else None   # None: JAVA_HOME, else java on PATH
+        self.scratch = Path(scratch) if scratch else None
+        if self.scratch is not None and not self.scratch.name.startswith("cassperf-"):
+            raise ConfigError(f"scratch={str(scratch)!r}: a scratch folder's name starts with 'cassperf-' (it is "
+                              f"deleted with the cluster of a dead owner), e.g. /dev/shm/cassperf-{name}")
         self.start_timeout_s = start_timeout_s
         self.root = (root or config.clusters_dir()) / name
         offset = int(ipaddress.IPv4Address(first_address)) - int(ipaddress.IPv4Address("127.0.0.1"))
@@ -157,6 +171,10 @@ class LocalCluster(ClusterHandle):
         self.network: netns.DcNetwork | None = None
         if inter_dc_rtt_ms is not None:
             self._place_in_namespaces(inter_dc_rtt_ms)
+        #: where the cluster says what it took over from a dead owner (one line); stderr by default
+        self.say: Callable[[str], None] = owners.say
+        #: that line, when start() adopted this cluster from a dead owner; else None
+        self.adopted: str | None = None
 
     # -- ClusterHandle -------------------------------------------------------------------------
     @property
@@ -250,6 +268,7 @@ class LocalCluster(ClusterHandle):
         self._check_state_file()
         to_start = [n for n in self.nodes if not n.is_running()]
         if not to_start:
+            self._adopt_running()
             return self
         java = self.java()
         check_memory(len(to_start), self.heap_mb, self.topology.spec())
@@ -261,6 +280,7 @@ class LocalCluster(ClusterHandle):
         (self.root / "cluster.json").write_text(json.dumps({**self._state(), "heap_mb": self.heap_mb,
                                                             "yaml_overrides": self.yaml_overrides,
                                                             "jvm_options": self.jvm_options}, indent=2))
+        self._take_over(self._claim())
         seeds = [n.address for n in self.nodes if n.spec.seed]
         classpath = jars.classpath()
         for node in to_start:
@@ -269,6 +289,7 @@ class LocalCluster(ClusterHandle):
             cmd = server_command(java.executable, classpath, jars.jamm, jolokia, node.spec, node.layout, node.ports,
                                  JvmSettings(self.heap_mb, self.jvm_options), access)
             self._start_node(node, cmd, timeout_s or self.start_timeout_s)
+            self._claim()
         if len(self.nodes) > 1:
             self._wait_for_ring(timeout_s or self.start_timeout_s)
         return self
@@ -345,6 +366,8 @@ class LocalCluster(ClusterHandle):
         if self.network is None:
             self._wait_ports_free(stopped, timeout_s)
         self._network_down()
+        if not any(n.is_running() for n in self.nodes):
+            owners.remove("cluster", self.owner_key)
         return [n.name for n in self.nodes if process.read_pid(n.layout.pid_file) in killed]
 
     @staticmethod
@@ -368,6 +391,62 @@ class LocalCluster(ClusterHandle):
 
     def __enter__(self) -> "LocalCluster":
         return self
+
+    # -- owner record (cassperf.cluster.owners) ------------------------------------------------
+    @property
+    def owner_key(self) -> str:
+        """The key of this cluster's owner record: <name>-<6 hex digits of its folder's path>."""
+        return netns.network_id(self.name, self.root)
+
+    def running_text(self) -> str:
+        """`node1 pid 4242, node2 pid 4243` for the nodes that run, else `no node running`."""
+        up = [f"{s.name} pid {s.pid}" for s in self.status() if s.up]
+        return ", ".join(up) or "no node running"
+
+    def _record_data(self) -> dict[str, Any]:
+        nodes = []
+        for n in self.nodes:
+            pid, started = n.pid(), None
+            if pid is not None:
+                with contextlib.suppress(psutil.Error):
+                    started = psutil.Process(pid).create_time()
+            nodes.append({"name": n.name, "address": n.address, "folder": str(n.layout.root),
+                          "pid_file": str(n.layout.pid_file), "pid": pid, "started": started})
+        return {"name": self.name, "folder": str(self.root), "state": {**self._state(), "heap_mb": self.heap_mb},
+                "network": self.network.id if self.network is not None else None, "nodes": nodes,
+                "scratch": str(self.scratch) if self.scratch is not None else None}
+
+    def _claim(self) -> owners.Owner | None:
+        """Record this cluster as this process's (or refresh the pids of a live owner's); the dead
+        owner it was taken from, if any."""
+        return owners.claim("cluster", self.owner_key, self._record_data())[1]
+
+    def _take_over(self, taken: owners.Owner | None) -> None:
+        """Say that this process took over running nodes from the dead owner `taken` (nothing when
+        none of them runs: then only a record was left, and this start makes the cluster anew)."""
+        running = self.running_text()
+        if taken is None or running == "no node running":
+            return
+        self.adopted = owners.found(f"cluster {self.name} ({running})", taken, f"adopted by {owners.me().describe()}")
+        self.say(self.adopted)
+
+    def _adopt_running(self) -> None:
+        """Every node runs: take the cluster (and its DC network) over when its owner is dead;
+        a live owner's, a kept one and one without a record stay as they are."""
+        record = owners.read("cluster", self.owner_key)
+        if record is None or record.owner.alive():
+            return
+        taken = self._claim()
+        if self.network is not None:
+            self.network.claim()
+        self._take_over(taken)
+
+    def keep(self, by: str) -> None:
+        """Hand the cluster and its DC network to the user (`by`: what did, e.g. "cassperf cluster
+        start"): no run reaps them; they run until `stop()` / `cassperf cluster stop`."""
+        owners.keep("cluster", self.owner_key, by)
+        if self.network is not None:
+            owners.keep("network", self.network.id, by)
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
@@ -477,6 +556,7 @@ class LocalCluster(ClusterHandle):
             raise ClusterError(f"cluster {self.name}: nodes run but its DC network ({self.network.router}) is gone "
                                f"or its delay router died; stop the cluster and start it again")
         if not to_start:
+            self._adopt_running()
             return self
         self._check_state_file()
         self.network.up()

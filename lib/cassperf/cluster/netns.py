@@ -38,6 +38,7 @@ stop/destroy` clears what a killed process left. Needs root (CAP_SYS_ADMIN, CAP_
 from __future__ import annotations
 
 import atexit
+import contextlib
 import ctypes
 import functools
 import hashlib
@@ -52,13 +53,13 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import psutil
 
+from cassperf.cluster import owners
 from cassperf.cluster.jolokia import JolokiaEndpoint
 from cassperf.errors import ClusterError, ConfigError
 
@@ -182,7 +183,7 @@ def _setns(fd: int) -> None:
         raise OSError(err, f"setns: {os.strerror(err)}")
 
 
-@contextmanager
+@contextlib.contextmanager
 def entered(namespace: str) -> Iterator[None]:
     """Run the block with the calling thread in network namespace `namespace`: sockets made in
     it (and threads or processes started from it) belong to that namespace. Other threads are
@@ -349,17 +350,34 @@ class DcNetwork:
     # -- up / down ---------------------------------------------------------------------------
     def up(self) -> bool:
         """Create the network unless it is there and healthy. Returns True when it was created now.
-        A half-made or unhealthy one is removed first; a failure removes what was made."""
+        A half-made or unhealthy one is removed first; a failure removes what was made. Its owner
+        record (cassperf.cluster.owners) is written before anything is made."""
         if self.healthy():
+            self.claim()
             return False
         self.down()
         _register_atexit(self)
         try:
+            self.claim()
             self._make()
+            self.claim()
         except BaseException:
             self.down()
             raise
         return True
+
+    def claim(self) -> owners.Owner | None:
+        """Record this network as this process's (owners.claim); the dead owner it was taken
+        from, if any."""
+        pid = self.router_pid()
+        started = None
+        if pid is not None:
+            with contextlib.suppress(psutil.Error):
+                started = psutil.Process(pid).create_time()
+        data = {"netid": self.id, "cluster": self.cluster, "folder": str(self.state_dir),
+                "namespaces": [self.router, *(lk.namespace for lk in self.links)],
+                "router": {"pid": pid, "started": started} if pid is not None else None}
+        return owners.claim("network", self.id, data)[1]
 
     def _make(self) -> None:
         r = self.router
@@ -481,12 +499,13 @@ def _end(pids: list[int], timeout_s: float = 10.0) -> None:
 def remove_leftovers(netid: str, timeout_s: float = 10.0) -> list[str]:
     """End the router processes of network `netid` and whatever still runs inside its namespaces
     (a namespace of the cluster belongs to it: what runs there ends with it), then delete the
-    namespaces; their veth links, addresses, routes and rules go with them. Returns the names
-    of the namespaces removed and 'router pid N' for each router ended. Needs root when there
-    is anything to remove."""
+    namespaces; their veth links, addresses, routes and rules go with them, and its owner
+    record. Returns the names of the namespaces removed and 'router pid N' for each router
+    ended. Needs root when there is anything to remove."""
     found = leftover_namespaces(netid)
     routers = router_pids(netid)
     if not found and not routers:
+        owners.remove("network", netid)
         return []
     if os.geteuid() != 0:
         raise ClusterError(f"network {netid} left namespaces {', '.join(found) or '-'} and router pids "
@@ -498,6 +517,7 @@ def remove_leftovers(netid: str, timeout_s: float = 10.0) -> list[str]:
         proc = ip("netns", "del", ns, check=False)
         if proc.returncode != 0 and "No such file" not in proc.stderr:
             raise ClusterError(f"could not delete network namespace {ns}: {proc.stderr.strip()}")
+    owners.remove("network", netid)
     return found + [f"router pid {pid}" for pid in routers]
 
 

@@ -57,7 +57,8 @@ def study_cluster(*, contact_points: str = "", local_dc: str | None = None, clus
                   **local_options: Any) -> ClusterHandle:
     """A RemoteCluster when ``contact_points`` names one (credentials from the environment),
     else the embedded LocalCluster of this shape, started or reused (``start=False``: not
-    started, e.g. for analyse_only). ``inter_dc_rtt_ms`` (> 0): the DCs of the embedded cluster
+    started, e.g. for analyse_only; before a start, what dead owners left is released and a running
+    cluster of this shape that a dead owner left is adopted: cassperf.cluster.reaper). ``inter_dc_rtt_ms`` (> 0): the DCs of the embedded cluster
     live that round trip apart (LocalCluster(inter_dc_rtt_ms=...); 0 or None: no distance; where
     this machine cannot, see distance_problem, the cluster has none: the study says so).
     ``local_options`` go to LocalCluster (yaml_overrides, jvm_options, ...)."""
@@ -71,4 +72,9 @@ def study_cluster(*, contact_points: str = "", local_dc: str | None = None, clus
     cluster = LocalCluster(cluster_name_for(cluster_name, cluster_topology, rtt), cluster_topology,
                            version=cassandra_version or DEFAULT_VERSION, heap_mb=cluster_heap_mb,
                            first_address=first_address, inter_dc_rtt_ms=rtt, **local_options)
-    return cluster.start() if start else cluster
+    if not start:
+        return cluster
+    from cassperf.cluster.reaper import reap
+
+    reap([cluster.root])
+    return cluster.start()

@@ -196,7 +196,7 @@ def deployment_cluster(f: Facts, name: str, address: str, heap_mb: int, limits: 
                      "hints_directory": str(f.data_dir / "hints"),
                      "saved_caches_directory": str(f.data_dir / "saved_caches")}
     return LocalCluster(name, "dc1:1", version=f.deployment.version, heap_mb=heap_mb, yaml_overrides=overrides,
-                        first_address=address, jolokia=f.jolokia, java_home=f.java_home)
+                        first_address=address, jolokia=f.jolokia, java_home=f.java_home, scratch=f.data_dir)
 
 
 @dataclass(frozen=True)

@@ -4,8 +4,8 @@ In order, every step recorded in the study's record (``<runs>/.studies/<study>--
 <plan>.json``, rewritten atomically after every step) and every run stored with its labels:
 
 1. ``study.check_cluster(cluster)`` refuses a cluster the plan cannot run on, before any load.
-2. The study's contexts open (its clusters: one per deployment, a loop filesystem ...) and its
-   runner (client placement).
+2. What a killed run left is released (cassperf.cluster.reaper), then the study's contexts open
+   (its clusters: one per deployment, a loop filesystem ...) and its runner (client placement).
 3. Preparations (role=load): the rows the arms read, once per plan; skipped while stored and
    their keyspace exists.
 4. Warm-up (role=warmup), on every context, each time the executor has runs to make: steps of
@@ -361,6 +361,11 @@ def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
         log(record.data["log"][-1])
         record.save()
         return Execution(record, seconds=time.monotonic() - t0)
+    from cassperf.cluster.local import LocalCluster
+    from cassperf.cluster.reaper import reap
+
+    for line in reap([cluster.root] if isinstance(cluster, LocalCluster) else [], say=log):
+        record.log(line)                      # what a killed run left, released before the contexts open
     with study.contexts(cluster) as contexts, study.runner(contexts) as runner:
         ex = _Executor(study, contexts, runner, root, record, log)
         notes = study.setting_notes()

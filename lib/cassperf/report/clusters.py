@@ -7,9 +7,12 @@ namespaces), and `contact_points` (non-empty: the user's own cluster, nothing st
 The local cluster's name comes from the base name and the shape (`cluster_name_for`), so
 clusters of different shapes never share a folder.
 
-Before a notebook the pipeline reuses a running cluster of that name, or stops the clusters it
-started itself for earlier notebooks (other shapes: their addresses would clash) and starts
-the one needed. At the end it stops every cluster it started and leaves alone what ran before.
+Before the first notebook the pipeline releases what a killed run left (cassperf.cluster.reaper:
+one line each), but for the clusters it needs, which it adopts. Before a notebook it reuses a
+running cluster of that name, or stops the clusters it started itself for earlier notebooks
+(other shapes: their addresses would clash) and starts the one needed. At the end it stops
+every cluster it started or adopted and leaves alone what ran before (a live owner's, or one
+kept by `cassperf cluster start`).
 
 A notebook that compares deployments (it declares a `deployments` parameter, e.g. 04) starts
 and stops a cluster of its own per deployment (`cassperf.experiments.deployment`): the pipeline
@@ -20,6 +23,7 @@ clusters it started, which would otherwise share the CPU and the addresses with 
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,11 +93,22 @@ class Provision:
 
 
 class PipelineClusters:
-    """The clusters one pipeline run provides; `stop_all()` stops only those it started."""
+    """The clusters one pipeline run provides; `stop_all()` stops only those it started or
+    adopted from a dead owner. `log` gets what was found of dead owners, one line each."""
 
-    def __init__(self, root: Path | None = None) -> None:
+    def __init__(self, root: Path | None = None, log: Callable[[str], None] | None = None) -> None:
         self.root = root
-        self.started: dict[str, Any] = {}     # name -> LocalCluster started here
+        self.log = log
+        self.started: dict[str, Any] = {}     # name -> LocalCluster started (or adopted) here
+
+    def release_left(self, needs: Iterable[ClusterNeed]) -> list[str]:
+        """Release what dead owners left, but for the clusters of `needs` (provide adopts them)."""
+        from cassperf import config
+        from cassperf.cluster import owners
+        from cassperf.cluster.reaper import reap
+
+        base = self.root or config.clusters_dir()
+        return reap([base / need.name for need in needs], say=self.log or owners.say)
 
     def _cluster(self, need: ClusterNeed) -> Any:
         from cassperf.cluster.local import LocalCluster
@@ -107,7 +122,10 @@ class PipelineClusters:
             kwargs["root"] = self.root
         if need.inter_dc_rtt_ms:
             kwargs["inter_dc_rtt_ms"] = need.inter_dc_rtt_ms
-        return LocalCluster(need.name, need.topology, **kwargs)
+        cluster = LocalCluster(need.name, need.topology, **kwargs)
+        if self.log is not None:
+            cluster.say = self.log
+        return cluster
 
     def provide(self, need: ClusterNeed) -> Provision:
         """Reuse the running cluster `need.name`, or start it (after stopping the clusters this
@@ -116,6 +134,8 @@ class PipelineClusters:
         cluster = self._cluster(need)
         if all(s.up for s in cluster.status()):
             cluster.start()   # checks that the running cluster is the one asked for; starts nothing
+            if cluster.adopted:                   # a dead owner's: this run stops it at the end
+                self.started[need.name] = cluster
             return Provision(need, False, time.monotonic() - t0, ())
         stopped = []
         for name in [n for n in self.started if n != need.name]:

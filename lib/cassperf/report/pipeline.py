@@ -186,7 +186,9 @@ def run_reports(notebooks: list[str] | None = None, parameter_set: str = "local"
     plans = [(r, cluster_need(r.effective) if start_clusters else None) for r in resolved]
     label = set_label(parameter_set)
     commit = git_commit(config.project_root())
-    clusters = PipelineClusters(clusters_root)
+    clusters = PipelineClusters(clusters_root, log=log)
+    if start_clusters:
+        clusters.release_left([need for _, need in plans if need is not None])
     results: list[NotebookResult] = []
     try:
         for res, need in execution_order(plans):

@@ -8,6 +8,10 @@ storage a folder lives on (for labelling a run's data directory from what was me
 attaches it with ``losetup -f --show``, makes the filesystem and mounts it. On leaving the block,
 and on any failure half-way, it undoes exactly what it did, newest first: unmount its own mount,
 detach its own loop device, delete its own backing file. Nothing it did not create is touched.
+Before it makes anything it writes an owner record (cassperf.cluster.owners, in the data folder,
+not on the mount), so what a killed process left is found: the next ``loop_filesystem`` on the
+same folder, or any run that reaps (cassperf.cluster.reaper), releases it with :func:`release`
+and says so; a folder whose owner still runs is refused.
 The loop device is buffered (no direct I/O), so the backing file's pages are cached by the host
 too; dropping the page cache drops both.
 
@@ -18,15 +22,19 @@ the path's st_dev), and for an md array parses ``mdadm --detail`` (level, chunk 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import os
 import shutil
 import subprocess
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+from cassperf.cluster import owners
 from cassperf.errors import ConfigError, ToolError
 from cassperf.storage import blockdev
+
+SYS_BLOCK = Path("/sys/block")
 
 
 class LoopUnavailable(ConfigError):
@@ -67,16 +75,79 @@ def check_loop_support(fstype: str = "ext4") -> None:
                               "the loop configurations out (loop_chunk_kbs=[])")
 
 
+def owner_key(folder: Path) -> str:
+    """The owner record key of the loop filesystem made in ``folder``: <name>-<6 hex digits of its path>."""
+    folder = Path(folder).resolve()
+    return f"{folder.name}-{hashlib.sha1(str(folder).encode()).hexdigest()[:6]}"
+
+
+def attached_devices(backing: Path) -> list[str]:
+    """The loop devices (/dev/loopN) whose backing file is ``backing`` (exactly that path), from
+    /sys/block/loopN/loop/backing_file."""
+    out = []
+    for entry in sorted(SYS_BLOCK.glob("loop*/loop/backing_file")):
+        with contextlib.suppress(OSError):
+            if entry.read_text().strip().removesuffix(" (deleted)") == str(backing):
+                out.append(f"/dev/{entry.parent.parent.name}")
+    return out
+
+
+def release(backing: Path, mount_point: Path) -> list[str]:
+    """Undo what a loop filesystem left (its owner died before its own clean-up): unmount
+    ``mount_point`` where one of the loop devices of ``backing`` is mounted there, detach those
+    devices, delete ``backing``. Returns what was done ([] when nothing was left); ToolError
+    when a step fails (e.g. "target is busy": something still uses the mount)."""
+    done = []
+    devices = attached_devices(backing)
+    source, is_mount = blockdev.mount_source(str(mount_point))
+    if is_mount and f"/dev/{source}" in devices:
+        _sh("umount", str(mount_point))
+        done.append(f"unmounted {mount_point}")
+    for device in devices:
+        _sh("losetup", "-d", device)
+        done.append(f"detached {device}")
+    if backing.exists():
+        backing.unlink()
+        done.append(f"deleted {backing}")
+    with contextlib.suppress(OSError):
+        mount_point.rmdir()
+    return done
+
+
+def describe(data: dict) -> str:
+    """`loop filesystem /dev/loop3 at <mount point>` from an owner record's data."""
+    device = data.get("device") or ""
+    return f"loop filesystem {device + ' ' if device else ''}at {data['mount_point']}"
+
+
+def _release_earlier(folder: Path, say: Callable[[str], None]) -> None:
+    """What an earlier loop filesystem in ``folder`` left: released (and said) when its owner is
+    dead; LoopUnavailable when its owner still runs."""
+    record = owners.read("loopfs", owner_key(folder))
+    if record is None:
+        return
+    if record.owner.alive():
+        raise LoopUnavailable(f"{folder} holds the loop filesystem of {record.owner.describe()}, which still runs; "
+                              f"let it finish, or give another folder")
+    done = release(Path(record.data["backing"]), Path(record.data["mount_point"]))
+    owners.remove("loopfs", record.key)
+    if done:
+        say(owners.found(describe(record.data), record.owner, ", ".join(done)))
+
+
 @contextlib.contextmanager
-def loop_filesystem(folder: Path, size_mb: int = 1024, fstype: str = "ext4") -> Iterator[LoopFilesystem]:
+def loop_filesystem(folder: Path, size_mb: int = 1024, fstype: str = "ext4",
+                    say: Callable[[str], None] = owners.say) -> Iterator[LoopFilesystem]:
     """A fresh ``fstype`` filesystem of ``size_mb`` MiB on a loop device, mounted at
     ``folder/mnt`` (backing file ``folder/backing.img``, sparse); removed on exit (module doc).
-    ``folder`` must not hold an earlier backing file or mount (refused: it may be in use)."""
+    What a dead owner left in ``folder`` is released first (``say`` gets one line); a folder a
+    live owner uses, or that holds a backing file or mount of no record, is refused."""
     if isinstance(size_mb, bool) or not isinstance(size_mb, int) or size_mb < 64:
         raise ConfigError(f"size_mb={size_mb!r}: expected a whole number of MiB >= 64")
     check_loop_support(fstype)
     folder = Path(folder).resolve()
     backing, mount_point = folder / "backing.img", folder / "mnt"
+    _release_earlier(folder, say)
     if backing.exists():
         raise LoopUnavailable(f"{backing} exists already (a loop filesystem of an earlier run that was not "
                               f"removed, or in use now): check `losetup -j {backing}` and `findmnt {mount_point}`, "
@@ -84,20 +155,25 @@ def loop_filesystem(folder: Path, size_mb: int = 1024, fstype: str = "ext4") -> 
     if blockdev.mount_source(str(mount_point))[1]:
         raise LoopUnavailable(f"{mount_point} is a mount point already; unmount it first")
     undo: list[tuple[str, list[str] | Path]] = []
+    key = owner_key(folder)
+    record = {"folder": str(folder), "backing": str(backing), "mount_point": str(mount_point), "device": None,
+              "fstype": fstype, "size_mb": size_mb}
+    errors: list[str] = []
     try:
         folder.mkdir(parents=True, exist_ok=True)
+        owners.claim("loopfs", key, record)
         with open(backing, "wb") as f:
             f.truncate(size_mb * 2**20)
         undo.append(("file", backing))
         device = _sh("losetup", "-f", "--show", str(backing)).strip()
         undo.append(("cmd", ["losetup", "-d", device]))
+        owners.claim("loopfs", key, {**record, "device": device})
         _sh(f"mkfs.{fstype}", "-q", *(["-F"] if fstype.startswith("ext") else []), device)
         mount_point.mkdir(exist_ok=True)
         _sh("mount", device, str(mount_point))
         undo.append(("cmd", ["umount", str(mount_point)]))
         yield LoopFilesystem(device, backing, mount_point, fstype, size_mb)
     finally:
-        errors = []
         for kind, what in reversed(undo):
             try:
                 if kind == "file":
@@ -108,9 +184,10 @@ def loop_filesystem(folder: Path, size_mb: int = 1024, fstype: str = "ext4") -> 
                 errors.append(f"{what}: {str(exc).strip().splitlines()[0] if str(exc).strip() else exc}")
         with contextlib.suppress(OSError):
             mount_point.rmdir()
-        if errors:
+        if errors:      # the record stays: the next run releases what is left
             raise ToolError(["loop_filesystem cleanup"], 1, "", "; ".join(errors),
                             hint="clean up by hand what is named above")
+        owners.remove("loopfs", key)
 
 
 @dataclass(frozen=True)
