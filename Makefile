@@ -67,12 +67,13 @@ latte: ## optional: build the latte stress tool (crates.io latte-cli, ~10 min; n
 	cargo install latte-cli --version $(LATTE_VERSION) --locked
 	@$${CARGO_HOME:-$$HOME/.cargo}/bin/latte --version
 
-bench: jars ## benchmarks under bench/ (print their figures; about 40 minutes)
+bench: jars ## benchmarks under bench/ (print their figures; about 45 minutes)
 	$(BIN)/python bench/wakeup_cost.py
 	$(BIN)/python bench/cluster_start.py
 	$(BIN)/python bench/parse.py
 	$(BIN)/python bench/engine.py
 	$(BIN)/python bench/delay_router.py
+	$(BIN)/python bench/tls.py
 
 cluster-start: jars ## start (or reuse) the embedded cluster (TOPOLOGY=dc1:1)
 	$(BIN)/cassperf cluster start --topology $${TOPOLOGY:-dc1:1}

@@ -62,8 +62,9 @@ def node(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureReques
         assert not leftover, f"nodes still running after teardown: {[p.pid for p in leftover]}"
 
 
-def cqlsh(cql: str) -> str:
-    proc = subprocess.run([str(CQLSH), ADDRESS, "9042", "--request-timeout", "60", "-e", cql],
+def cqlsh(node: LocalCluster, cql: str) -> str:
+    """cqlsh as the cluster's role (its cqlshrc), an independent client of the node."""
+    proc = subprocess.run(node.cqlsh_command(1, "--request-timeout", "60", "-e", cql, cqlsh=CQLSH),
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
@@ -96,9 +97,9 @@ def test_sequential_write_leaves_exactly_n_rows_of_the_spec_sizes(node, tmp_path
     assert run.summary["count"].tolist() == [2000] and run.summary["errors"].tolist() == [0]
     assert int(run.intervals["count"].sum()) == 2000
 
-    count = cqlsh(f"SELECT COUNT(*) FROM {ks}.standard1;")
+    count = cqlsh(node, f"SELECT COUNT(*) FROM {ks}.standard1;")
     assert re.search(r"^\s+2000\s*$", count, re.M), count
-    rows = cqlsh(f'PAGING OFF; SELECT key, "C0", "C1", "C2" FROM {ks}.standard1;')
+    rows = cqlsh(node, f'PAGING OFF; SELECT key, "C0", "C1", "C2" FROM {ks}.standard1;')
     found = re.findall(r"^\s*0x([0-9a-f]+) \| 0x([0-9a-f]+) \| 0x([0-9a-f]+) \| 0x([0-9a-f]+)\s*$", rows, re.M)
     assert len(found) == 2000
     assert {len(k) // 2 for k, *_ in found} == {10}                    # 10-byte keys
