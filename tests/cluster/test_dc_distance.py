@@ -15,6 +15,7 @@ Run under the CPU lock:  flock /tmp/cassperf-cpu.lock .venv/bin/pytest tests/clu
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -278,7 +279,8 @@ def test_each_dc_serves_cql_nodetool_and_jolokia_from_its_namespace(two_dcs: Loc
         assert set(two_dcs.jolokia(node).gc()) == {"G1 Young Generation", "G1 Old Generation"}
     # between the DCs the nodes talk TLS (internode_encryption: dc), each with its certificate
     log = two_dcs.nodes[0].layout.system_log.read_text()
-    links = [ln for ln in log.splitlines() if "10.8.1.1:7000->10.8.2.1:7000" in ln and "successfully connected" in ln]
+    # /10.8.1.1:7000(/10.8.1.1:35396)->/10.8.2.1:7000-URGENT_MESSAGES-f4e5dee3 successfully connected, ...
+    links = re.findall(r"/10\.8\.1\.1:7000\(\S+\)->/10\.8\.2\.1:7000-\S+ successfully connected.*", log)
     assert links and all("encryption = encrypted" in ln for ln in links), links or log[-3000:]
     status = two_dcs.nodetool("node2", "status")
     assert [ln.split()[:2] for ln in status.splitlines() if ln.startswith("UN")] == [["UN", "10.8.1.1"],
