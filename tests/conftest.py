@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from pathlib import Path
-
 import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
 
 import psutil
 import pytest
@@ -78,3 +79,45 @@ def make_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPa
     for proc in leftover:  # only our own test nodes, found by their marker under this root
         proc.kill()
     assert not leftover, f"nodes still running after teardown: {[p.pid for p in leftover]}"
+
+
+@contextmanager
+def started_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, name: str,
+                    topology: str, first_address: str, **kwargs) -> Iterator:
+    """One LocalCluster for a module's tests (module-scoped fixtures): started here, stopped in
+    finally (its folder kept and printed when a test of the module failed, else destroyed), and
+    any node left under its root found by its marker and killed (then the teardown fails)."""
+    from cassperf.cluster import LocalCluster
+
+    root = tmp_path_factory.mktemp(f"{name}-clusters")
+    kwargs.setdefault("heap_mb", 512)
+    cluster = LocalCluster(name, topology, first_address=first_address, root=root, **kwargs)
+    failed_before = request.session.testsfailed
+    try:
+        t0 = time.monotonic()
+        cluster.start()
+        print(f"\ncluster {name} ({topology}) CQL-ready in {time.monotonic() - t0:.1f} s")
+        yield cluster
+    finally:
+        try:
+            cluster.stop(timeout_s=30)
+        finally:
+            if request.session.testsfailed > failed_before:
+                print(f"\nkept the logs of cluster {cluster.name} at {cluster.root}")
+            else:
+                cluster.destroy()
+        leftover = cassperf_processes(root)
+        for proc in leftover:      # only this module's nodes, found by their marker under this root
+            proc.kill()
+        assert not leftover, f"nodes still running after teardown: {[p.pid for p in leftover]}"
+
+
+def latte_or_skip() -> Path:
+    """The latte executable, or skip the test saying how to get it (`make latte`)."""
+    from cassperf.workload.runners.latte_runner import locate_latte
+    from cassperf.workload.runners.streaming import ToolNotFoundError
+
+    try:
+        return locate_latte()
+    except ToolNotFoundError as exc:
+        pytest.skip(str(exc))

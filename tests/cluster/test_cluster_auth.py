@@ -16,7 +16,6 @@ import stat
 import subprocess
 import sys
 import textwrap
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -28,9 +27,7 @@ from cassperf.results.store import run_folder
 from cassperf.workload import WorkloadSpec
 from cassperf.workload.engine import run_workload
 from cassperf.workload.run import run_spec
-from cassperf.workload.runners.latte_runner import locate_latte
-from cassperf.workload.runners.streaming import ToolNotFoundError
-from tests.conftest import cassperf_processes
+from tests.conftest import latte_or_skip, started_cluster
 
 pytestmark = pytest.mark.cluster
 
@@ -40,27 +37,9 @@ ROLE_ONLY = "role\n------\ncassperf"
 
 @pytest.fixture(scope="module")
 def node(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
-    root = tmp_path_factory.mktemp("auth-clusters")
-    cluster = LocalCluster("auth", "dc1:1", first_address=ADDRESS, root=root, heap_mb=512,
-                           jvm_options=["-Dcassandra.superuser_setup_delay_ms=0"])
-    failed_before = request.session.testsfailed
-    try:
-        t0 = time.monotonic()
-        cluster.start()
-        print(f"\nauthenticated test node CQL-ready in {time.monotonic() - t0:.1f} s")
+    with started_cluster(request, tmp_path_factory, "auth", "dc1:1", ADDRESS,
+                         jvm_options=["-Dcassandra.superuser_setup_delay_ms=0"]) as cluster:
         yield cluster
-    finally:
-        try:
-            cluster.stop(timeout_s=30)
-        finally:
-            if request.session.testsfailed > failed_before:
-                print(f"\nkept the logs of cluster {cluster.name} at {cluster.root}")
-            else:
-                cluster.destroy()
-        leftover = cassperf_processes(root)
-        for proc in leftover:      # only this module's node, found by its marker under this root
-            proc.kill()
-        assert not leftover, f"nodes still running after teardown: {[p.pid for p in leftover]}"
 
 
 def cqlsh(cluster: LocalCluster, cql: str) -> subprocess.CompletedProcess:
@@ -130,10 +109,7 @@ def test_every_client_path_logs_in_with_the_role(node, tmp_path, monkeypatch):
 
 
 def test_latte_logs_in_with_the_role(node, tmp_path):
-    try:
-        locate_latte()
-    except ToolNotFoundError as exc:
-        pytest.skip(str(exc))
+    latte_or_skip()
     spec = WorkloadSpec(op="write", n=300, keyspace="auth_latte", warmup=False, concurrency=4)
     run = run_spec(spec, node, tool="latte", root=tmp_path, progress=False)
     assert run.manifest["tool_auth"] == "environment"

@@ -13,7 +13,6 @@ import re
 import socket
 import ssl
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -26,10 +25,8 @@ from cassperf.cluster.tls import JAVA_CIPHER_SUITES
 from cassperf.workload import WorkloadSpec
 from cassperf.workload.backends.base import BackendError, Target, create
 from cassperf.workload.run import run_spec
-from cassperf.workload.runners.latte_runner import locate_latte
-from cassperf.workload.runners.streaming import ToolNotFoundError
 from cassperf.workload.runners.stress_runner import stress_transport
-from tests.conftest import cassperf_processes
+from tests.conftest import latte_or_skip, started_cluster
 
 pytestmark = pytest.mark.cluster
 
@@ -39,26 +36,8 @@ PROBE = Path(__file__).parent / "stress_tls_probe" / "StressTlsProbe.java"
 
 @pytest.fixture(scope="module")
 def node(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
-    root = tmp_path_factory.mktemp("tls-clusters")
-    cluster = LocalCluster("tls", "dc1:1", first_address=ADDRESS, root=root, heap_mb=512, tls=True)
-    failed_before = request.session.testsfailed
-    try:
-        t0 = time.monotonic()
-        cluster.start()
-        print(f"\nTLS test node CQL-ready in {time.monotonic() - t0:.1f} s")
+    with started_cluster(request, tmp_path_factory, "tls", "dc1:1", ADDRESS, tls=True) as cluster:
         yield cluster
-    finally:
-        try:
-            cluster.stop(timeout_s=30)
-        finally:
-            if request.session.testsfailed > failed_before:
-                print(f"\nkept the logs of cluster {cluster.name} at {cluster.root}")
-            else:
-                cluster.destroy()
-        leftover = cassperf_processes(root)
-        for proc in leftover:      # only this module's node, found by its marker under this root
-            proc.kill()
-        assert not leftover, f"nodes still running after teardown: {[p.pid for p in leftover]}"
 
 
 def test_the_node_serves_cql_over_tls_only_with_the_clusters_certificate(node):
@@ -127,10 +106,7 @@ def test_cassandra_stress_transport_options_reach_the_node_through_cassandras_ow
 
 
 def test_latte_writes_over_tls(node, tmp_path):
-    try:
-        locate_latte()
-    except ToolNotFoundError as exc:
-        pytest.skip(str(exc))
+    latte_or_skip()
     spec = WorkloadSpec(op="write", n=300, keyspace="tls_latte", warmup=False, concurrency=4)
     run = run_spec(spec, node, tool="latte", root=tmp_path, progress=False)
     assert f"--ssl --ssl-ca {node.tls.ca_file} {ADDRESS}" in run.manifest["command"]

@@ -30,7 +30,7 @@ import pytest
 from cassperf.cluster import LocalCluster, netns
 from cassperf.errors import ConfigError
 from cassperf.parsers.ping import parse_ping
-from tests.conftest import cassperf_processes
+from tests.conftest import cassperf_processes, started_cluster
 
 RTT_MS = 27.0
 FIRST = "127.0.8.1"
@@ -233,27 +233,11 @@ def test_without_root_the_option_fails_with_one_clear_message(tmp_path: Path) ->
 def two_dcs(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
     if os.geteuid() != 0:
         pytest.skip("network namespaces need root")
-    root = tmp_path_factory.mktemp("netns-clusters")
-    cluster = LocalCluster("netns-dist", "dc1:1,dc2:1", first_address=FIRST, heap_mb=512, root=root,
-                           inter_dc_rtt_ms=RTT_MS, tls=True)
-    failed_before = request.session.testsfailed
-    try:
-        t0 = time.monotonic()
-        cluster.start()
-        print(f"\n2-DC cluster ({cluster.network.mode if cluster.network else '-'}) CQL-ready in "
-              f"{time.monotonic() - t0:.1f} s")
+    with started_cluster(request, tmp_path_factory, "netns-dist", "dc1:1,dc2:1", FIRST, inter_dc_rtt_ms=RTT_MS,
+                         tls=True) as cluster:
+        print(f"2-DC cluster: delay by {cluster.network.mode if cluster.network else '-'}")
         yield cluster
-    finally:
-        try:
-            cluster.stop(timeout_s=30)
-        finally:
-            if request.session.testsfailed > failed_before:
-                print(f"\nkept the logs of cluster {cluster.name} at {cluster.root}")
-        left = cassperf_processes(root)
-        for proc in left:
-            proc.kill()
-        assert not left, f"nodes still running after stop: {[p.pid for p in left]}"
-        assert leftovers("netns-dist", cluster.root) == ([], [])
+    assert leftovers("netns-dist", cluster.root) == ([], [])
 
 
 @pytest.mark.cluster

@@ -29,7 +29,7 @@ from cassperf.parsers.hdr_log import read_hdr_log
 from cassperf.results.store import load_run
 from cassperf.workload import WorkloadSpec
 from cassperf.workload.engine import EngineError, run_workload
-from tests.conftest import cassperf_processes
+from tests.conftest import started_cluster
 
 pytestmark = pytest.mark.cluster
 
@@ -39,27 +39,8 @@ CQLSH = Path(sys.executable).with_name("cqlsh")
 
 @pytest.fixture(scope="module")
 def node(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
-    root = tmp_path_factory.mktemp("engine-clusters")
-    cluster = LocalCluster("engine", "dc1:1", first_address=ADDRESS, root=root, heap_mb=512)
-    failed_before = request.session.testsfailed
-    try:
-        t0 = time.monotonic()
-        cluster.start()
-        print(f"\nengine test node CQL-ready in {time.monotonic() - t0:.1f} s")
+    with started_cluster(request, tmp_path_factory, "engine", "dc1:1", ADDRESS) as cluster:
         yield cluster
-    finally:
-        failed = request.session.testsfailed > failed_before
-        try:
-            cluster.stop(timeout_s=30)
-        finally:
-            if failed:
-                print(f"\nkept the logs of cluster {cluster.name} at {cluster.root}")
-            else:
-                cluster.destroy()
-        leftover = cassperf_processes(root)
-        for proc in leftover:      # only our own test node, found by its marker under this root
-            proc.kill()
-        assert not leftover, f"nodes still running after teardown: {[p.pid for p in leftover]}"
 
 
 def cqlsh(node: LocalCluster, cql: str) -> str:

@@ -138,8 +138,8 @@ class LocalCluster(ClusterHandle):
 
     CQL asks for the cluster's role (`cassperf`, a superuser; its password in
     <cluster>/access/cql.credentials); every client of the workbook uses it by itself.
-    yaml_overrides={"authenticator": "AllowAllAuthenticator"} runs the nodes without
-    authentication (then clients send no credentials).
+    yaml_overrides={"authenticator": "AllowAllAuthenticator", "authorizer": "AllowAllAuthorizer"}
+    runs the nodes without authentication (then clients send no credentials).
     """
 
     def __init__(self, name: str = "cassperf", topology: str | Topology = "dc1:1", version: str = DEFAULT_VERSION,
