@@ -270,18 +270,19 @@ import sys
 from pathlib import Path
 from cassperf.workload import WorkloadSpec
 from cassperf.workload.engine import EngineError, run_workload
-from cassperf.cluster.remote import RemoteCluster
+from cassperf.cluster import LocalCluster
 
 if __name__ == "__main__":
-    cluster = RemoteCluster(["{address}"], local_dc="dc1")
+    cluster = LocalCluster("{name}", "dc1:1", first_address="{address}", root=Path("{root}"))   # its role, by itself
     run_workload(WorkloadSpec(op="write", duration=60, rate="fixed=300/s", keyspace="{ks}", warmup=False,
                               concurrency=32), cluster, root=Path(sys.argv[1]), run_id="{ks}", progress=False)
 """
 
 
-def _engine_process(tmp_path: Path, ks: str) -> tuple[subprocess.Popen, Path]:
+def _engine_process(node: LocalCluster, tmp_path: Path, ks: str) -> tuple[subprocess.Popen, Path]:
     script = tmp_path / "engine_run.py"
-    script.write_text(textwrap.dedent(ENGINE_SCRIPT.format(address=ADDRESS, ks=ks)))
+    script.write_text(textwrap.dedent(ENGINE_SCRIPT.format(name=node.name, address=ADDRESS, root=node.root.parent,
+                                                           ks=ks)))
     # SIGINT back to its default, as a terminal gives it: a test run started in the background
     # (`make test &`, a CI runner without job control) inherits SIGINT ignored, and the engine
     # would never see the Ctrl-C that test_ctrl_c_stops_cleanly_with_everything_flushed sends.
@@ -305,7 +306,7 @@ def _wait_for_intervals(proc: subprocess.Popen, folder: Path, count: int, timeou
 
 
 def test_sigkilled_engine_leaves_a_run_with_every_closed_interval(node, tmp_path):
-    proc, folder = _engine_process(tmp_path, "killed")
+    proc, folder = _engine_process(node, tmp_path, "killed")
     try:
         _wait_for_intervals(proc, folder, 4)
         workers = psutil.Process(proc.pid).children()
@@ -330,7 +331,7 @@ def test_sigkilled_engine_leaves_a_run_with_every_closed_interval(node, tmp_path
 
 
 def test_ctrl_c_stops_cleanly_with_everything_flushed(node, tmp_path):
-    proc, folder = _engine_process(tmp_path, "interrupted")
+    proc, folder = _engine_process(node, tmp_path, "interrupted")
     try:
         _wait_for_intervals(proc, folder, 3)
         workers = psutil.Process(proc.pid).children()

@@ -322,3 +322,17 @@ def test_cassandra_stress_before_50_gets_the_store_password_in_transport_redacte
     assert "Your keystore contains 1 entry" in listing and "PrivateKeyEntry" in listing
     assert password not in json.dumps(manifest)
     assert "truststore-password=<redacted>" in manifest["command"] and "tool_auth" not in manifest
+
+
+def test_without_a_javac_the_role_manager_cannot_be_compiled_and_says_how_to_get_one(tmp_path, monkeypatch):
+    from cassperf.cluster.java import Java
+    from cassperf.cluster.role_manager import _javac
+
+    monkeypatch.setenv("PATH", str(tmp_path))
+    runtime = Java(tmp_path / "jre" / "bin" / "java", 11, "11.0.13")       # a runtime without javac beside it
+    with pytest.raises(ConfigError) as err:
+        _javac(runtime)
+    assert str(err.value) == (
+        "the embedded cluster's role manager must be compiled once, and no javac was found (not beside "
+        f"{runtime.executable}, not on PATH). Fix: install a JDK (Debian: apt-get install openjdk-17-jdk-headless) "
+        "or set JAVA_HOME to one")
