@@ -81,6 +81,7 @@ bench: jars ## benchmarks under bench/ (print their figures; about 45 minutes)
 	$(BIN)/python bench/delay_router.py
 	$(BIN)/python bench/analysis.py
 	$(BIN)/python bench/calibration.py
+	$(BIN)/python bench/tls.py
 
 cluster-start: jars ## start (or reuse) the embedded cluster (TOPOLOGY=dc1:1)
 	$(BIN)/cassperf cluster start --topology $${TOPOLOGY:-dc1:1}

@@ -103,6 +103,14 @@ def _rss_mb() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
+def _role(cfg: dict[str, Any]) -> tuple[str, str]:
+    """The bench node's CQL role and password, from its 0600 file (the cluster's access folder)."""
+    from cassperf.cluster.access import read_cql_credentials
+
+    role = read_cql_credentials(Path(cfg["role_file"]))
+    return role.user, role.password
+
+
 def child_engine(cfg: dict[str, Any]) -> dict[str, Any]:
     from cassperf.cluster.remote import RemoteCluster
     from cassperf.workload import WorkloadSpec
@@ -118,6 +126,7 @@ def child_engine(cfg: dict[str, Any]) -> dict[str, Any]:
                             population=f"uniform(1..{READ_KEYS})", warmup=True, **shape)
     else:
         spec = WorkloadSpec(op="write", duration=cfg["duration"], rate=cfg["rate"], warmup=True, **shape)
+    os.environ["CASSPERF_USERNAME"], os.environ["CASSPERF_PASSWORD"] = _role(cfg)   # as a user's cluster is reached
     cluster = RemoteCluster([ADDRESS], local_dc="dc1")
     cpu0, rss0 = _cpu_self(), _rss_mb()
     run = run_workload(spec, cluster, root=Path(cfg["runs"]), backend=cfg["backend"], processes=cfg.get("processes"),
@@ -151,8 +160,9 @@ def child_bare_acsylla(cfg: dict[str, Any]) -> dict[str, Any]:
 
     async def main() -> dict[str, Any]:
         from cassperf.workload.backends.acsylla_backend import COALESCE_DELAY_US    # as the engine sets it
+        user, password = _role(cfg)
         cluster = acsylla.create_cluster([ADDRESS], consistency="LOCAL_ONE", log_level="error",
-                                         coalesce_delay_us=COALESCE_DELAY_US)
+                                         coalesce_delay_us=COALESCE_DELAY_US, username=user, password=password)
         session = await cluster.create_session()
         cols = ", ".join(f'"C{i}"' for i in range(COLUMNS))
         op = cfg.get("op", "write")
@@ -225,8 +235,11 @@ def run_latte(latte: Path, cfg: dict[str, Any], work: Path) -> dict[str, Any]:
     if cfg["rate"] != "unlimited":     # fixed=5000/s -> latte's -r 5000 (its own fixed-rate scheduler)
         cmd[-1:-1] = ["-r", cfg["rate"].split("=")[1].rstrip("/s")]
     out_path = work / "latte.out"
+    user, password = _role(cfg)
+    env = {**os.environ, "CASSANDRA_USER": user, "CASSANDRA_PASSWORD": password}    # latte's variables, not argv
     with open(out_path, "w") as out:
-        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, text=True, cwd=work)  # its report json too
+        proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, text=True, cwd=work,  # its report json too
+                                env=env)
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
     text = out_path.read_text(errors="replace")
@@ -394,7 +407,7 @@ def main() -> None:
 
         def measure(name: str, rate: str, duration: int, op: str = "write") -> dict[str, Any]:
             cfg = {"duration": duration, "rate": rate, "concurrency": args.concurrency, "runs": str(runs), "op": op,
-                   "processes": args.processes}
+                   "processes": args.processes, "role_file": str(cluster.credentials_file)}
             cpu0, t0 = _process_cpu_s(node_pid), time.monotonic()
             if name == "bare-acsylla":
                 r = run_child("bare-acsylla", cfg, None)

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
-
-import os
 
 import psutil
 import pytest
@@ -117,3 +118,35 @@ def stop_clusters(clusters: Iterable[Any], root: Path, failed: bool) -> None:
         for proc in leftover:
             proc.kill()
     assert not leftover, f"nodes still running after teardown: {[p.pid for p in leftover]}"
+
+
+@contextmanager
+def started_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory, name: str,
+                    topology: str, first_address: str, **kwargs) -> Iterator:
+    """One LocalCluster for a module's tests (module-scoped fixtures): started here, stopped in
+    finally (its folder kept and printed when a test of the module failed, else destroyed), and
+    any node left under its root found by its marker and killed (then the teardown fails)."""
+    from cassperf.cluster import LocalCluster
+
+    root = tmp_path_factory.mktemp(f"{name}-clusters")
+    kwargs.setdefault("heap_mb", 512)
+    cluster = LocalCluster(name, topology, first_address=first_address, root=root, **kwargs)
+    failed_before = request.session.testsfailed
+    try:
+        t0 = time.monotonic()
+        cluster.start()
+        print(f"\ncluster {name} ({topology}) CQL-ready in {time.monotonic() - t0:.1f} s")
+        yield cluster
+    finally:
+        stop_clusters([cluster], root, failed=request.session.testsfailed > failed_before)
+
+
+def latte_or_skip() -> Path:
+    """The latte executable, or skip the test saying how to get it (`make latte`)."""
+    from cassperf.workload.runners.latte_runner import locate_latte
+    from cassperf.workload.runners.streaming import ToolNotFoundError
+
+    try:
+        return locate_latte()
+    except ToolNotFoundError as exc:
+        pytest.skip(str(exc))

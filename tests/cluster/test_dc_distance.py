@@ -5,7 +5,9 @@ it, else the TUN delay router) made by the code under test, iputils ping parsed 
 ping parser, Cassandra nodes (1 per DC, heap 512 MB) in the DC namespaces, the load engine run
 from inside a DC's namespace. Needs root (skipped otherwise, except the test of the message a
 non-root user gets). Cluster names start with "netns"; node numbering from 127.0.8.1, so the
-nodes live on 10.8.1.1 (dc1) and 10.8.2.1 (dc2) inside their namespaces.
+nodes live on 10.8.1.1 (dc1) and 10.8.2.1 (dc2) inside their namespaces. The two-DC cluster is
+made with tls=True: clients from either namespace talk TLS with the cluster's role, and the
+traffic between the DCs is TLS with the nodes' certificates.
 
 Run under the CPU lock:  flock /tmp/cassperf-cpu.lock .venv/bin/pytest tests/cluster/test_dc_distance.py -x -q
 """
@@ -13,6 +15,7 @@ Run under the CPU lock:  flock /tmp/cassperf-cpu.lock .venv/bin/pytest tests/clu
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -27,7 +30,7 @@ import pytest
 from cassperf.cluster import LocalCluster, netns
 from cassperf.errors import ConfigError
 from cassperf.parsers.ping import parse_ping
-from tests.conftest import cassperf_processes
+from tests.conftest import cassperf_processes, started_cluster
 
 RTT_MS = 27.0
 FIRST = "127.0.8.1"
@@ -230,27 +233,11 @@ def test_without_root_the_option_fails_with_one_clear_message(tmp_path: Path) ->
 def two_dcs(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
     if os.geteuid() != 0:
         pytest.skip("network namespaces need root")
-    root = tmp_path_factory.mktemp("netns-clusters")
-    cluster = LocalCluster("netns-dist", "dc1:1,dc2:1", first_address=FIRST, heap_mb=512, root=root,
-                           inter_dc_rtt_ms=RTT_MS)
-    failed_before = request.session.testsfailed
-    try:
-        t0 = time.monotonic()
-        cluster.start()
-        print(f"\n2-DC cluster ({cluster.network.mode if cluster.network else '-'}) CQL-ready in "
-              f"{time.monotonic() - t0:.1f} s")
+    with started_cluster(request, tmp_path_factory, "netns-dist", "dc1:1,dc2:1", FIRST, inter_dc_rtt_ms=RTT_MS,
+                         tls=True) as cluster:
+        print(f"2-DC cluster: delay by {cluster.network.mode if cluster.network else '-'}")
         yield cluster
-    finally:
-        try:
-            cluster.stop(timeout_s=30)
-        finally:
-            if request.session.testsfailed > failed_before:
-                print(f"\nkept the logs of cluster {cluster.name} at {cluster.root}")
-        left = cassperf_processes(root)
-        for proc in left:
-            proc.kill()
-        assert not left, f"nodes still running after stop: {[p.pid for p in left]}"
-        assert leftovers("netns-dist", cluster.root) == ([], [])
+    assert leftovers("netns-dist", cluster.root) == ([], [])
 
 
 @pytest.mark.cluster
@@ -269,12 +256,16 @@ def test_each_dc_serves_cql_nodetool_and_jolokia_from_its_namespace(two_dcs: Loc
         finally:
             driver.shutdown()
         assert (row.data_center, str(row.listen_address)) == (dc, node.address)
-        out = subprocess.run(two_dcs.dc_command(dc, [str(CQLSH), node.address, "9042", "-e",
-                                                     "SELECT data_center FROM system.local"]),
+        out = subprocess.run(two_dcs.cqlsh_command(node, "-e", "SELECT data_center FROM system.local", cqlsh=CQLSH),
                              capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr
         assert out.stdout.split("-\n", 1)[1].split()[0] == dc
         assert set(two_dcs.jolokia(node).gc()) == {"G1 Young Generation", "G1 Old Generation"}
+    # between the DCs the nodes talk TLS (internode_encryption: dc), each with its certificate
+    log = two_dcs.nodes[0].layout.system_log.read_text()
+    # /10.8.1.1:7000(/10.8.1.1:35396)->/10.8.2.1:7000-URGENT_MESSAGES-f4e5dee3 successfully connected, ...
+    links = re.findall(r"/10\.8\.1\.1:7000\(\S+\)->/10\.8\.2\.1:7000-\S+ successfully connected.*", log)
+    assert links and all("encryption = encrypted" in ln for ln in links), links or log[-3000:]
     status = two_dcs.nodetool("node2", "status")
     assert [ln.split()[:2] for ln in status.splitlines() if ln.startswith("UN")] == [["UN", "10.8.1.1"],
                                                                                      ["UN", "10.8.2.1"]]

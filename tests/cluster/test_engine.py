@@ -29,7 +29,7 @@ from cassperf.parsers.hdr_log import read_hdr_log
 from cassperf.results.store import load_run
 from cassperf.workload import WorkloadSpec
 from cassperf.workload.engine import EngineError, run_workload
-from tests.conftest import stop_clusters
+from tests.conftest import started_cluster
 
 pytestmark = pytest.mark.cluster
 
@@ -39,20 +39,13 @@ CQLSH = Path(sys.executable).with_name("cqlsh")
 
 @pytest.fixture(scope="module")
 def node(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> Iterator[LocalCluster]:
-    root = tmp_path_factory.mktemp("engine-clusters")
-    cluster = LocalCluster("engine", "dc1:1", first_address=ADDRESS, root=root, heap_mb=512)
-    failed_before = request.session.testsfailed
-    try:
-        t0 = time.monotonic()
-        cluster.start()
-        print(f"\nengine test node CQL-ready in {time.monotonic() - t0:.1f} s")
+    with started_cluster(request, tmp_path_factory, "engine", "dc1:1", ADDRESS) as cluster:
         yield cluster
-    finally:
-        stop_clusters([cluster], root, failed=request.session.testsfailed > failed_before)
 
 
-def cqlsh(cql: str) -> str:
-    proc = subprocess.run([str(CQLSH), ADDRESS, "9042", "--request-timeout", "60", "-e", cql],
+def cqlsh(node: LocalCluster, cql: str) -> str:
+    """cqlsh as the cluster's role (its cqlshrc), an independent client of the node."""
+    proc = subprocess.run(node.cqlsh_command(1, "--request-timeout", "60", "-e", cql, cqlsh=CQLSH),
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     return proc.stdout
@@ -85,9 +78,9 @@ def test_sequential_write_leaves_exactly_n_rows_of_the_spec_sizes(node, tmp_path
     assert run.summary["count"].tolist() == [2000] and run.summary["errors"].tolist() == [0]
     assert int(run.intervals["count"].sum()) == 2000
 
-    count = cqlsh(f"SELECT COUNT(*) FROM {ks}.standard1;")
+    count = cqlsh(node, f"SELECT COUNT(*) FROM {ks}.standard1;")
     assert re.search(r"^\s+2000\s*$", count, re.M), count
-    rows = cqlsh(f'PAGING OFF; SELECT key, "C0", "C1", "C2" FROM {ks}.standard1;')
+    rows = cqlsh(node, f'PAGING OFF; SELECT key, "C0", "C1", "C2" FROM {ks}.standard1;')
     found = re.findall(r"^\s*0x([0-9a-f]+) \| 0x([0-9a-f]+) \| 0x([0-9a-f]+) \| 0x([0-9a-f]+)\s*$", rows, re.M)
     assert len(found) == 2000
     assert {len(k) // 2 for k, *_ in found} == {10}                    # 10-byte keys
@@ -277,18 +270,19 @@ import sys
 from pathlib import Path
 from cassperf.workload import WorkloadSpec
 from cassperf.workload.engine import EngineError, run_workload
-from cassperf.cluster.remote import RemoteCluster
+from cassperf.cluster import LocalCluster
 
 if __name__ == "__main__":
-    cluster = RemoteCluster(["{address}"], local_dc="dc1")
+    cluster = LocalCluster("{name}", "dc1:1", first_address="{address}", root=Path("{root}"))   # its role, by itself
     run_workload(WorkloadSpec(op="write", duration=60, rate="fixed=300/s", keyspace="{ks}", warmup=False,
                               concurrency=32), cluster, root=Path(sys.argv[1]), run_id="{ks}", progress=False)
 """
 
 
-def _engine_process(tmp_path: Path, ks: str) -> tuple[subprocess.Popen, Path]:
+def _engine_process(node: LocalCluster, tmp_path: Path, ks: str) -> tuple[subprocess.Popen, Path]:
     script = tmp_path / "engine_run.py"
-    script.write_text(textwrap.dedent(ENGINE_SCRIPT.format(address=ADDRESS, ks=ks)))
+    script.write_text(textwrap.dedent(ENGINE_SCRIPT.format(name=node.name, address=ADDRESS, root=node.root.parent,
+                                                           ks=ks)))
     # SIGINT back to its default, as a terminal gives it: a test run started in the background
     # (`make test &`, a CI runner without job control) inherits SIGINT ignored, and the engine
     # would never see the Ctrl-C that test_ctrl_c_stops_cleanly_with_everything_flushed sends.
@@ -312,7 +306,7 @@ def _wait_for_intervals(proc: subprocess.Popen, folder: Path, count: int, timeou
 
 
 def test_sigkilled_engine_leaves_a_run_with_every_closed_interval(node, tmp_path):
-    proc, folder = _engine_process(tmp_path, "killed")
+    proc, folder = _engine_process(node, tmp_path, "killed")
     try:
         _wait_for_intervals(proc, folder, 4)
         workers = psutil.Process(proc.pid).children()
@@ -337,7 +331,7 @@ def test_sigkilled_engine_leaves_a_run_with_every_closed_interval(node, tmp_path
 
 
 def test_ctrl_c_stops_cleanly_with_everything_flushed(node, tmp_path):
-    proc, folder = _engine_process(tmp_path, "interrupted")
+    proc, folder = _engine_process(node, tmp_path, "interrupted")
     try:
         _wait_for_intervals(proc, folder, 3)
         workers = psutil.Process(proc.pid).children()

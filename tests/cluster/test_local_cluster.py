@@ -10,7 +10,7 @@ import time
 
 import pytest
 from cassandra import ConsistencyLevel
-from cassandra.cluster import Cluster, ExecutionProfile, EXEC_PROFILE_DEFAULT
+from cassandra.cluster import ExecutionProfile, EXEC_PROFILE_DEFAULT
 from cassandra.policies import WhiteListRoundRobinPolicy
 
 from cassperf.errors import ClusterError, ConfigError, ToolError
@@ -101,7 +101,7 @@ def test_two_dcs_each_quorum_write_read_at_local_one_in_the_other_dc(make_cluste
     # read through the dc2 node only, at LOCAL_ONE
     profile = ExecutionProfile(load_balancing_policy=WhiteListRoundRobinPolicy(["127.0.2.3"]),
                                consistency_level=ConsistencyLevel.LOCAL_ONE)
-    other = Cluster(["127.0.2.3"], execution_profiles={EXEC_PROFILE_DEFAULT: profile})
+    other = cluster.driver_cluster(contact_points=["127.0.2.3"], execution_profiles={EXEC_PROFILE_DEFAULT: profile})
     try:
         rs = other.connect().execute("SELECT k, v FROM ks2.t")
         assert {r.k: r.v for r in rs} == {k: k * k for k in range(200)}

@@ -83,12 +83,13 @@ def test_credentials_are_made_per_cluster_in_files_only_the_owner_can_read(clust
     assert access is not None and access.folder == cluster.root / "access"
     assert stat.S_IMODE(access.folder.stat().st_mode) == 0o700
     files = sorted(p.name for p in access.folder.iterdir())
-    assert files == ["jmxremote.access", "jmxremote.password", "jolokia-access.xml", "jolokia.properties"]
+    assert files == ["cql.credentials", "cqlshrc", "jmxremote.access", "jmxremote.password", "jolokia-access.xml",
+                     "jolokia.properties"]
     for path in access.folder.iterdir():
         st = path.stat()
         assert stat.S_IMODE(st.st_mode) == 0o600 and st.st_uid == os.geteuid(), path
-    passwords = [access.jolokia.password, access.jmx_monitor.password, access.jmx_admin.password]
-    assert len(set(passwords)) == 3 and all(len(p) == 32 for p in passwords)
+    passwords = [access.jolokia.password, access.jmx_monitor.password, access.jmx_admin.password, access.cql.password]
+    assert len(set(passwords)) == 4 and all(len(p) == 32 for p in passwords)
     # no password on any command line on the host (the node's, nodetool's)
     for proc in psutil.process_iter(["cmdline"]):
         line = " ".join(proc.info["cmdline"] or [])

@@ -1,5 +1,6 @@
 """A cluster the user names, reached with credentials from the environment. The node is a real
-local one with PasswordAuthenticator; RemoteCluster only knows its address."""
+local one (PasswordAuthenticator, its role `cassperf`); RemoteCluster only knows its address and
+gets the role's password from CASSPERF_PASSWORD."""
 
 from __future__ import annotations
 
@@ -16,8 +17,7 @@ pytestmark = pytest.mark.cluster
 
 
 def test_named_cluster_with_env_credentials_and_clear_errors(make_cluster, monkeypatch, tmp_path):
-    make_cluster("auth", "dc1:1", "127.0.13.1", yaml_overrides={"authenticator": "PasswordAuthenticator"},
-                 jvm_options=["-Dcassandra.superuser_setup_delay_ms=0"]).start()
+    local = make_cluster("auth", "dc1:1", "127.0.13.1").start()
 
     monkeypatch.delenv("CASSPERF_USERNAME", raising=False)
     monkeypatch.delenv("CASSPERF_PASSWORD", raising=False)
@@ -25,8 +25,8 @@ def test_named_cluster_with_env_credentials_and_clear_errors(make_cluster, monke
     with pytest.raises(ClusterError, match=r"cannot connect to 127\.0\.13\.1 port 9042: .*check the credentials"):
         anonymous.session()
 
-    monkeypatch.setenv("CASSPERF_USERNAME", "cassandra")
-    monkeypatch.setenv("CASSPERF_PASSWORD", "cassandra")
+    monkeypatch.setenv("CASSPERF_USERNAME", "cassperf")
+    monkeypatch.setenv("CASSPERF_PASSWORD", local.access().cql.password)
     named = connect("127.0.13.1", local_dc="dc1")
     try:
         assert isinstance(named, RemoteCluster)
@@ -34,7 +34,7 @@ def test_named_cluster_with_env_credentials_and_clear_errors(make_cluster, monke
             warnings.simplefilter("error", UnusedCredentialsWarning)   # the node asked: they were used
             assert named.cassandra_version() == "5.0.6"
         assert list(named.topology_frame()["address"]) == ["127.0.13.1"]
-        assert "cassandra" not in json.dumps(named.description).replace('"CASSPERF_', "")
+        assert local.access().cql.password not in json.dumps(named.description)
         monkeypatch.setenv("PATH", str(tmp_path))  # no nodetool on PATH, no CASSANDRA_HOME
         monkeypatch.delenv("CASSANDRA_HOME", raising=False)
         with pytest.raises(ToolError, match="set CASSANDRA_HOME to a Cassandra install or put nodetool on PATH"):

@@ -72,7 +72,9 @@ def test_the_cli_says_failed_and_exits_non_zero(node, tmp_path):
            "--no-progress", "--sample-interval", "0",
            "write n=100 cl=QUORUM -rate threads=8 -schema keyspace=runspec_cli "
            "replication(strategy=NetworkTopologyStrategy,dc1=3)"]
+    role = node.access().cql          # --hosts: reached as a user's cluster, its role's credential exported
     proc = subprocess.run(cmd, capture_output=True, text=True, timeout=300,
-                          env={**__import__("os").environ, "CASSPERF_DATA": str(env_data)})
+                          env={**__import__("os").environ, "CASSPERF_DATA": str(env_data),
+                               "CASSPERF_USERNAME": role.user, "CASSPERF_PASSWORD": role.password})
     assert proc.returncode == 1, proc.stdout + proc.stderr
     assert "FAILED: no operation succeeded (100 failed)" in proc.stdout

@@ -1,5 +1,6 @@
 """Credentials exported for a cluster that does not ask for them are not used, and the first
-session says so once (issue 11, item 8). The node is a real local one without authentication."""
+session says so once (issue 11, item 8). The node is a real local one run without authentication
+(yaml_overrides: AllowAllAuthenticator; embedded clusters ask for their role otherwise)."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from cassperf.cluster.base import UnusedCredentialsWarning
 
 pytestmark = pytest.mark.cluster
 
+NO_AUTH = {"authenticator": "AllowAllAuthenticator", "authorizer": "AllowAllAuthorizer"}
 UNUSED = ("CASSPERF_USERNAME is set, but 127.0.3.1 port 9042 did not ask for credentials (the cluster runs "
           "without authentication), so they are not used")
 
@@ -21,7 +23,7 @@ def unused_warnings(record: list[warnings.WarningMessage]) -> list[str]:
 
 
 def test_credentials_for_a_cluster_without_authentication_are_reported_once(make_cluster, monkeypatch, caplog):
-    local = make_cluster("harden-noauth", "dc1:1", "127.0.3.1").start()
+    local = make_cluster("harden-noauth", "dc1:1", "127.0.3.1", yaml_overrides=NO_AUTH).start()
     handles = [local]
     try:
         monkeypatch.setenv("CASSPERF_USERNAME", "bob")
@@ -38,7 +40,7 @@ def test_credentials_for_a_cluster_without_authentication_are_reported_once(make
         # cassandra-driver's own notice, a WARNING log line per connection, gives way to the one warning
         assert [r.getMessage() for r in caplog.records if "authentication challenge" in r.getMessage()] == []
 
-        # the embedded cluster's handle passes no credentials at all; exported ones are reported too
+        # the embedded cluster's handle (run without authentication) passes none; exported ones are reported too
         with warnings.catch_warnings(record=True) as record:
             warnings.simplefilter("always")
             local.session()

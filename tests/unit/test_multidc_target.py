@@ -14,9 +14,10 @@ from cassperf.workload.backends.base import Target
 
 def test_a_client_of_dc2_targets_dc2s_nodes_and_routes_to_dc2() -> None:
     cluster = LocalCluster("multidc-target", "dc1:2,dc2:2", first_address="127.0.21.1")
-    assert Target.of(cluster) == Target(("127.0.21.1", "127.0.21.3"), 9042, "dc1")
-    assert Target.of(cluster, "dc2") == Target(("127.0.21.3",), 9042, "dc2")
-    assert Target.of(cluster, "dc1") == Target(("127.0.21.1",), 9042, "dc1")
+    role = str(cluster.root / "access" / "cql.credentials")      # the cluster's role, read by the client itself
+    assert Target.of(cluster) == Target(("127.0.21.1", "127.0.21.3"), 9042, "dc1", credentials_file=role)
+    assert Target.of(cluster, "dc2") == Target(("127.0.21.3",), 9042, "dc2", credentials_file=role)
+    assert Target.of(cluster, "dc1") == Target(("127.0.21.1",), 9042, "dc1", credentials_file=role)
 
 
 def test_a_dc_the_cluster_has_not_is_refused_naming_its_dcs() -> None:

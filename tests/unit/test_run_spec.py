@@ -64,3 +64,24 @@ def test_a_run_whose_error_share_passes_the_threshold_is_failed_and_below_it_is_
 
 def test_a_run_that_recorded_nothing_is_failed():
     assert failure_of(Run({"run_id": "r"})) == "the run recorded no operations"
+
+
+def test_a_tool_run_goes_into_one_writer_opened_once(tmp_path):
+    """cassandra-stress and latte runs are written through a writer run_spec opens itself (it used
+    to enter it a second time and every tool run failed with 'was already opened')."""
+    from pathlib import Path
+    import sys
+
+    from cassperf.results.store import load_run
+    from cassperf.workload.run import _run_tool
+
+    fixture = Path(__file__).resolve().parent.parent / "fixtures" / "latte-0.29" / "write-unthrottled.txt"
+    exe = tmp_path / "latte"
+    exe.write_text(f"#!{sys.executable}\nimport sys\nif sys.argv[1:] == ['--version']:\n    print('latte 0.29.0')\n"
+                   f"else:\n    sys.stdout.write(open({str(fixture)!r}).read())\n")
+    exe.chmod(0o755)
+    cluster = type("Plain", (), {"contact_points": ["127.0.0.1"], "port": 9042, "tls": None})()
+    run_id = _run_tool("latte", exe, WorkloadSpec(op="write", n=10), cluster, {"part": "x"}, None, None,
+                       tmp_path / "runs", None, False)
+    run = load_run(run_id, root=tmp_path / "runs")
+    assert run.complete and run.manifest["labels"] == {"part": "x"} and int(run.summary["count"].sum()) > 0

@@ -283,7 +283,7 @@ def test_credentials_come_from_the_variables_the_cluster_handle_names(monkeypatc
     assert "user=ops" in seen["argv"] and f"password={SECRET}" in seen["argv"]
     assert load_run(folder).manifest["tool_auth_from_env"] == ["MY_CQL_USER", "MY_CQL_PASSWORD"]
     assert leaks(folder, SECRET) == []
-    # a handle that names no variables (the embedded LocalCluster) logs in with none
+    # a handle that names no variables and no role file logs in with none
     monkeypatch.setenv("CASSPERF_USERNAME", USER)
     monkeypatch.setenv("CASSPERF_PASSWORD", SECRET)
     local = types.SimpleNamespace(contact_points=["127.0.0.1"], port=9042)

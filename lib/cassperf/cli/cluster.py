@@ -28,7 +28,7 @@ from cassperf.errors import ConfigError
 
 #: what a cluster is made with when neither the command line nor its cluster.json says otherwise
 DEFAULTS = {"topology": "dc1:1", "version": DEFAULT_VERSION, "heap_mb": 1024, "first_address": "127.0.0.1",
-            "inter_dc_rtt_ms": None}
+            "inter_dc_rtt_ms": None, "tls": False}
 
 
 #: what `cassperf cluster start` hands its cluster over to (owner record: kept, never reaped)
@@ -104,7 +104,7 @@ def local_cluster(name: str, root: Path | None = None, **given: object) -> Local
     chosen = {k: given[k] if given.get(k) is not None else stored.get(k, default) for k, default in DEFAULTS.items()}
     return LocalCluster(name, chosen["topology"], version=chosen["version"], heap_mb=chosen["heap_mb"],
                         first_address=chosen["first_address"], inter_dc_rtt_ms=chosen["inter_dc_rtt_ms"],
-                        root=root)
+                        root=root, tls=bool(chosen["tls"]))
 
 
 def _cluster(args: argparse.Namespace) -> LocalCluster:
@@ -132,6 +132,9 @@ def _start(args: argparse.Namespace) -> int:
     cluster.keep(KEPT_BY)
     print(cluster.status_frame().to_string(index=False))
     print(f"cluster {cluster.name} ({cluster.topology}) CQL-ready in {time.monotonic() - t0:.1f} s")
+    node = cluster.nodes[0]
+    print(f"cqlsh (as the cluster's role{', over TLS' if cluster.tls_enabled else ''}): "
+          f"cqlsh --cqlshrc {cluster.root / 'access' / 'cqlshrc'} {node.address} {node.ports.native}")
     return 0
 
 
@@ -211,5 +214,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         p.add_argument("--first-address", help=f"address of node1 (default: {kept}127.0.0.1)")
         p.add_argument("--inter-dc-rtt-ms", type=float,
                        help=f"round-trip time between DCs, ms: each DC in a network namespace (root; default: {kept}none)")
+        p.add_argument("--tls", action="store_true", default=None,
+                       help=f"CQL over TLS only, with a CA and node certificates made for the cluster (default: {kept}off)")
         p.add_argument("--timeout", type=float, default=60.0, help="seconds before SIGKILL on stop (default: 60)")
         p.set_defaults(func=func)

@@ -1,10 +1,19 @@
-"""Who may talk to a local cluster's management ports: per-cluster credentials and policies.
+"""Who may talk to a local cluster: per-cluster credentials and policies.
 
 Each node has two management listeners that reach into its JVM: the Jolokia agent (JMX over
 HTTP, used by the sampler) and Cassandra's own JMX port (RMI on 127.0.0.1, used by nodetool).
 Both can run code in the node's JVM when open (a JMX `invoke`, Jolokia `exec`), so both
-require a credential made for the cluster at its first start and kept in
+require a credential made for the cluster at its first start; so does the CQL port, which
+takes the cluster's own role (PasswordAuthenticator, see cluster.role_manager). They are kept in
 `<cluster folder>/access/` (folder mode 0700, files 0600: only the owner can read them):
+
+    cql.credentials      the CQL role `cassperf` (a superuser) and its password, in cqlsh's
+                         credentials-file format ([plain_text_auth] username / password), which
+                         Java's Properties also reads: the nodes' role manager creates the role
+                         from it, every client of the workbook logs in with it, and
+                         `cqlsh --credentials <file>` takes it as it is
+    cqlshrc              cqlsh's settings for this cluster: the credentials file above, and with
+                         TLS the cluster's CA (`cqlsh --cqlshrc <file> <address>`)
 
     jolokia.properties   the agent's options (user, password, authMode=basic, policyLocation);
                          the agent reads it through `config=<file>`, so no password is on a
@@ -27,11 +36,14 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cassperf.certs import write_private
 from cassperf.errors import ConfigError
 
 JOLOKIA_USER = "cassperf"
 JMX_MONITOR_USER = "cassperf_monitor"   # readonly: attributes and MBean names, no operation
 JMX_ADMIN_USER = "cassperf_admin"       # readwrite: nodetool's flush, compact, garbagecollect, ...
+CQL_ROLE = "cassperf"                   # the CQL superuser role the nodes create at start
+CQL_SECTION = "plain_text_auth"         # cqlsh's credentials-file section
 
 #: What the Jolokia agent allows. `read` is not among <commands>, so a read passes only where
 #: <allow> names the MBean and attribute; exec, write, list, search and notification are refused
@@ -95,6 +107,15 @@ class ClusterAccess:
     jolokia: Credentials
     jmx_monitor: Credentials
     jmx_admin: Credentials
+    cql: Credentials
+
+    @property
+    def cql_credentials_file(self) -> Path:
+        return self.folder / "cql.credentials"
+
+    @property
+    def cqlshrc(self) -> Path:
+        return self.folder / "cqlshrc"
 
     @property
     def jolokia_properties(self) -> Path:
@@ -118,12 +139,11 @@ class ClusterAccess:
 
 def _write_private(path: Path, text: str) -> None:
     """Create `path` with mode 0600 from the first byte (never wider, whatever the umask)."""
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "w") as f:
-        f.write(text)
+    write_private(path, text.encode())
 
 
-def _check_private(path: Path, want_dir: bool) -> None:
+def check_private(path: Path, want_dir: bool) -> None:
+    """ConfigError naming the fix when `path` is not this user's or others may read it."""
     st = path.stat()
     if st.st_uid != os.geteuid():
         raise ConfigError(f"{path} belongs to uid {st.st_uid}, not to this user (uid {os.geteuid()}); "
@@ -153,17 +173,18 @@ def _token() -> str:
 
 def ensure_access(cluster_root: Path) -> ClusterAccess:
     """The cluster's access files under `cluster_root/access`, made on first use (random
-    passwords) and checked on every use (owned by this user, no group/other permission bits).
+    passwords; a cluster folder made here is 0700 too: its SSTables, commit log and logs are
+    the owner's alone) and checked on every use (owned by this user, no group/other permission bits).
     ConfigError naming the file and the fix when a check fails."""
     folder = cluster_root / "access"
-    cluster_root.mkdir(parents=True, exist_ok=True)
+    cluster_root.mkdir(mode=0o700, parents=True, exist_ok=True)   # a new cluster's data, logs and conf: the owner's only
     try:
         folder.mkdir(mode=0o700)
     except FileExistsError:
         pass
-    _check_private(folder, want_dir=True)
+    check_private(folder, want_dir=True)
     access = ClusterAccess(folder, Credentials(JOLOKIA_USER, ""), Credentials(JMX_MONITOR_USER, ""),
-                           Credentials(JMX_ADMIN_USER, ""))
+                           Credentials(JMX_ADMIN_USER, ""), Credentials(CQL_ROLE, ""))
     if not access.jolokia_properties.exists():
         _write_private(access.jolokia_properties,
                        "# Jolokia agent options (cassperf); the agent reads them through config=<this file>\n"
@@ -178,8 +199,11 @@ def ensure_access(cluster_root: Path) -> ClusterAccess:
                        f"{JMX_MONITOR_USER} {_token()}\n{JMX_ADMIN_USER} {_token()}\n")
     if not access.jmx_access_file.exists():
         _write_private(access.jmx_access_file, f"{JMX_MONITOR_USER} readonly\n{JMX_ADMIN_USER} readwrite\n")
-    for path in (access.jolokia_properties, access.jolokia_policy, access.jmx_password_file, access.jmx_access_file):
-        _check_private(path, want_dir=False)
+    if not access.cql_credentials_file.exists():
+        _write_private(access.cql_credentials_file, cql_credentials_text(Credentials(CQL_ROLE, _token())))
+    for path in (access.jolokia_properties, access.jolokia_policy, access.jmx_password_file, access.jmx_access_file,
+                 access.cql_credentials_file):
+        check_private(path, want_dir=False)
     props = _read_pairs(access.jolokia_properties, "=")
     users = _read_pairs(access.jmx_password_file, None)
     missing = [f"{p.name}: {k}" for p, k, d in ((access.jolokia_properties, "password", props),
@@ -190,4 +214,27 @@ def ensure_access(cluster_root: Path) -> ClusterAccess:
                           "(new credentials are made; stop running nodes first)")
     return ClusterAccess(folder, Credentials(props.get("user", JOLOKIA_USER), props["password"]),
                          Credentials(JMX_MONITOR_USER, users[JMX_MONITOR_USER]),
-                         Credentials(JMX_ADMIN_USER, users[JMX_ADMIN_USER]))
+                         Credentials(JMX_ADMIN_USER, users[JMX_ADMIN_USER]),
+                         read_cql_credentials(access.cql_credentials_file))
+
+
+def cql_credentials_text(credentials: Credentials) -> str:
+    """The cql.credentials file: cqlsh's credentials-file format, readable by java.util.Properties
+    too (the section line is a key without value there)."""
+    return ("# CQL role of this cluster (cassperf): the nodes create it at start; cqlsh --credentials <this file>\n"
+            f"[{CQL_SECTION}]\nusername = {credentials.user}\npassword = {credentials.password}\n")
+
+
+def read_cql_credentials(path: Path) -> Credentials:
+    """The role and password of a cql.credentials file, checked private first (owned by this
+    user, no group/other bits). ConfigError naming the file and the fix otherwise."""
+    try:
+        check_private(path, want_dir=False)
+        pairs = _read_pairs(path, "=")
+    except FileNotFoundError:
+        raise ConfigError(f"{path} does not exist: the cluster's CQL role has no credential here. Fix: start the "
+                          "cluster once (it is made at the first start)") from None
+    if not pairs.get("username") or not pairs.get("password"):
+        raise ConfigError(f"{path}: expected [{CQL_SECTION}] with username and password lines. Fix: stop the cluster, "
+                          "destroy it (`cassperf cluster destroy`) and start it again")
+    return Credentials(pairs["username"], pairs["password"])

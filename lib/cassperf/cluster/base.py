@@ -1,9 +1,9 @@
 """What experiments see of any cluster, local or remote: a driver session, the topology, the
 Cassandra version, and nodetool where reachable.
 
-Credentials exported for a cluster that does not ask for them (no authentication: every local
-cluster, a remote one with AllowAllAuthenticator) are not used; the first session of a handle
-says so once (UnusedCredentialsWarning). How it can tell: the driver makes an authenticator for
+Credentials exported for a cluster that does not ask for them (a remote one with
+AllowAllAuthenticator) are not used, nor are they for an embedded cluster (it has a role of its
+own); the first session of a handle says so once (UnusedCredentialsWarning). How it can tell: the driver makes an authenticator for
 every connection, but asks it for a response only when the node answers STARTUP with
 AUTHENTICATE; `CredentialsProvider` records whether that happened. The driver's own notice of
 it (a WARNING log line per connection) is dropped in favour of that one warning.
@@ -179,12 +179,17 @@ class ClusterHandle(ABC):
         user_env, _ = self.credential_env()
         if not os.environ.get(user_env):
             return
-        provider = self._driver.auth_provider
+        note = self._unused_credentials_note(user_env)
+        if note:
+            warnings.warn(note, UnusedCredentialsWarning, stacklevel=3)
+
+    def _unused_credentials_note(self, user_env: str) -> str | None:
+        """Why credentials exported in `user_env` were not used, or None when they were."""
+        provider = self._driver.auth_provider if self._driver is not None else None
         if isinstance(provider, CredentialsProvider) and provider.asked:
-            return
-        warnings.warn(f"{user_env} is set, but {', '.join(self.contact_points)} port {self.port} did not ask for "
-                      f"credentials (the cluster runs without authentication), so they are not used",
-                      UnusedCredentialsWarning, stacklevel=3)
+            return None
+        return (f"{user_env} is set, but {', '.join(self.contact_points)} port {self.port} did not ask for "
+                f"credentials (the cluster runs without authentication), so they are not used")
 
     def close(self) -> None:
         """Close driver connections (does not stop any node)."""

@@ -15,6 +15,11 @@ Every start records its owner (cassperf.cluster.owners: this process, pid and st
 the first node is spawned; `stop()` removes the record. A start that finds the nodes of a dead
 owner's record running takes them over (`adopted` says so); `keep()` hands the cluster to the
 user, so no later run reaps it (cassperf.cluster.reaper).
+
+Every client logs in with the cluster's own CQL role (PasswordAuthenticator, CassandraAuthorizer;
+cluster.role_manager: the default superuser `cassandra` never exists), whose credential is made
+at the first start in `<cluster>/access/` (cluster.access). `tls=True` also makes a CA and node
+certificates for the cluster (cluster.tls) and takes CQL connections over TLS only.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ import json
 import shutil
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -38,9 +44,10 @@ import psutil
 
 from cassperf import config
 from cassperf.cluster import jars as jarmod
-from cassperf.cluster import netns, owners, process
+from cassperf.cluster import netns, owners, process, role_manager
+from cassperf.certs import write_private
 from cassperf.cluster.access import ClusterAccess, ensure_access
-from cassperf.cluster.base import ClusterHandle, LocalNodeRef
+from cassperf.cluster.base import ClusterHandle, CredentialsProvider, LocalNodeRef
 from cassperf.cluster.java import Java, check_java_for, java_info
 from cassperf.cluster.jolokia import JolokiaClient, JolokiaEndpoint
 from cassperf.cluster.nodeconf import (
@@ -53,6 +60,7 @@ from cassperf.cluster.nodeconf import (
     write_node_conf,
 )
 from cassperf.cluster.preflight import PortUse, check_memory, check_ports, port_free
+from cassperf.cluster.tls import ClusterTls, TlsOptions, encryption_yaml, ensure_cluster_tls
 from cassperf.cluster.topology import NodeSpec, Topology, parse_topology
 from cassperf.errors import ClusterError, ConfigError, ToolError
 
@@ -133,6 +141,14 @@ class LocalCluster(ClusterHandle):
     scratch         a folder outside the cluster's folder that its data lives in (yaml_overrides, e.g.
                     on tmpfs), named cassperf-*: stop() keeps it (a restart needs the data), its owner
                     removes it; when the owner died, the reaper deletes it with the cluster
+    tls             CQL over TLS only, with a CA and node certificates made for the cluster
+                    (cluster.tls); with inter_dc_rtt_ms the traffic between DCs is TLS too.
+                    Fixed at the first start, like the topology.
+
+    CQL asks for the cluster's role (`cassperf`, a superuser; its password in
+    <cluster>/access/cql.credentials); every client of the workbook uses it by itself.
+    yaml_overrides={"authenticator": "AllowAllAuthenticator", "authorizer": "AllowAllAuthorizer"}
+    runs the nodes without authentication (then clients send no credentials).
     """
 
     def __init__(self, name: str = "cassperf", topology: str | Topology = "dc1:1", version: str = DEFAULT_VERSION,
@@ -140,7 +156,7 @@ class LocalCluster(ClusterHandle):
                  jvm_options: list[str] | None = None, first_address: str = "127.0.0.1", jolokia: bool = True,
                  root: Path | None = None, start_timeout_s: float = 180.0,
                  inter_dc_rtt_ms: float | None = None, java_home: Path | str | None = None,
-                 scratch: Path | str | None = None) -> None:
+                 scratch: Path | str | None = None, tls: bool = False) -> None:
         super().__init__()
         if not name or not all(c.isalnum() or c in "-_" for c in name):
             raise ConfigError(f"cluster name {name!r}: use letters, digits, '-' and '_'")
@@ -161,6 +177,9 @@ class LocalCluster(ClusterHandle):
                               f"deleted with the cluster of a dead owner), e.g. /dev/shm/cassperf-{name}")
         self.start_timeout_s = start_timeout_s
         self.root = (root or config.clusters_dir()) / name
+        self.tls_enabled = bool(tls)
+        #: what clients trust (the cluster's CA), as for a user's cluster (RemoteCluster.tls); None without TLS
+        self.tls: TlsOptions | None = ClusterTls(self.root / "tls").client_options() if tls else None
         offset = int(ipaddress.IPv4Address(first_address)) - int(ipaddress.IPv4Address("127.0.0.1"))
         self.nodes: list[LocalNode] = []
         for spec in self.topology.nodes(first_address):
@@ -199,13 +218,47 @@ class LocalCluster(ClusterHandle):
         return [n.address for n in nodes if n.spec.seed] or [nodes[0].address]
 
     def _driver_kwargs(self) -> dict[str, Any]:
-        return self._netns_driver_kwargs()
+        return self._client_kwargs()
+
+    def _client_kwargs(self, dc: str | None = None) -> dict[str, Any]:
+        """Driver Cluster(...) arguments of every connection to the nodes: the DC namespace's
+        sockets (see _netns_driver_kwargs), the cluster's role, TLS with the cluster's CA."""
+        kwargs = self._netns_driver_kwargs(dc)
+        if self.credentials_file is not None:
+            role = self.access(create=False)
+            if role is not None:
+                kwargs["auth_provider"] = CredentialsProvider(role.cql.user, role.cql.password)
+        if self.tls is not None:
+            kwargs["ssl_context"] = self.tls.context()
+        return kwargs
+
+    @property
+    def authenticated(self) -> bool:
+        """The nodes ask CQL clients for a role (PasswordAuthenticator, unless yaml_overrides
+        names another authenticator)."""
+        chosen = self.yaml_overrides.get("authenticator", "PasswordAuthenticator")
+        name = chosen.get("class_name", "") if isinstance(chosen, dict) else str(chosen)
+        return name.rsplit(".", 1)[-1] == "PasswordAuthenticator"
+
+    @property
+    def credentials_file(self) -> Path | None:
+        """The 0600 file holding the cluster's CQL role and password (cqlsh's credentials-file
+        format), which every client reads itself; None when the nodes ask for none."""
+        return self.root / "access" / "cql.credentials" if self.authenticated else None
+
+    def _unused_credentials_note(self, user_env: str) -> str | None:
+        """Credentials exported for a user's cluster are never sent to an embedded one."""
+        if not self.authenticated:
+            return super()._unused_credentials_note(user_env)
+        return (f"{user_env} is set, but cluster {self.name} is an embedded cluster, whose clients log in with its "
+                f"own role ({self.credentials_file}), so they are not used")
 
     @property
     def description(self) -> dict[str, Any]:
         return {**super().description, "name": self.name, "topology": self.topology.spec(),
                 "cassandra_version": self.version, "heap_mb": self.heap_mb, "yaml_overrides": self.yaml_overrides,
-                "snitch": "GossipingPropertyFileSnitch",
+                "authentication": "PasswordAuthenticator" if self.authenticated else "none",
+                "tls": self.tls_enabled, "snitch": "GossipingPropertyFileSnitch",
                 "nodes": [{"name": n.name, "address": n.address, "dc": n.spec.dc, "rack": n.spec.rack} for n in self.nodes],
                 **({"network": self.network.describe()} if self.network is not None else {})}
 
@@ -229,20 +282,28 @@ class LocalCluster(ClusterHandle):
     def _state(self) -> dict[str, Any]:
         return {"name": self.name, "topology": self.topology.spec(), "version": self.version,
                 "first_address": self.first_address,
-                **({"inter_dc_rtt_ms": self.network.rtt_ms} if self.network is not None else {})}
+                **({"inter_dc_rtt_ms": self.network.rtt_ms} if self.network is not None else {}),
+                **({"tls": True} if self.tls_enabled else {})}
 
     def _check_state_file(self) -> None:
-        """Raise if cluster.json describes a different cluster of the same name."""
+        """Raise if cluster.json describes a different cluster of the same name, or one made
+        before the embedded cluster asked for a role (its data may hold the default superuser)."""
         path = self.root / "cluster.json"
         if not path.exists():
             return
+        if not (self.root / "access" / "cql.credentials").exists():
+            raise ConfigError(f"cluster {self.name!r} at {self.root} was made before embedded clusters asked for a "
+                              f"password (any local user could use it, and its data may hold the superuser cassandra/"
+                              f"cassandra); destroy it and start it again: `cassperf cluster destroy --name {self.name}`")
         old = json.loads(path.read_text())
         mine = self._state()
-        if {k: old.get(k) for k in mine} != mine:
-            raise ConfigError(f"cluster {self.name!r} already exists at {self.root} as "
-                              f"{old.get('topology')} Cassandra {old.get('version')} on {old.get('first_address')}; "
-                              f"asked for {mine['topology']} Cassandra {mine['version']} on {mine['first_address']}. "
-                              f"Destroy it first (`cassperf cluster destroy --name {self.name}`) or choose another name")
+        if {k: old.get(k) for k in mine} != mine or bool(old.get("tls")) != self.tls_enabled:
+            def shown(state: dict[str, Any]) -> str:
+                return (f"{state.get('topology')} Cassandra {state.get('version')} on {state.get('first_address')}"
+                        + (" with TLS" if state.get("tls") else ""))
+            raise ConfigError(f"cluster {self.name!r} already exists at {self.root} as {shown(old)}; asked for "
+                              f"{shown(mine)}. Destroy it first (`cassperf cluster destroy --name {self.name}`) or "
+                              f"choose another name")
 
     def java(self) -> Java:
         if self._java is None:
@@ -276,6 +337,10 @@ class LocalCluster(ClusterHandle):
         jars = self.jars()
         jolokia = jarmod.resolve_jolokia() if self.use_jolokia else None
         access = self.access(create=True)
+        assert access is not None
+        auth_classes = role_manager.compiled_classes(self.version, jars.classpath(), java)
+        tls = ensure_cluster_tls(self.root, [(n.name, n.address) for n in self.nodes]) if self.tls_enabled else None
+        self._write_cqlshrc(access)
         self.root.mkdir(parents=True, exist_ok=True)
         (self.root / "cluster.json").write_text(json.dumps({**self._state(), "heap_mb": self.heap_mb,
                                                             "yaml_overrides": self.yaml_overrides,
@@ -283,11 +348,16 @@ class LocalCluster(ClusterHandle):
         self._take_over(self._claim())
         seeds = [n.address for n in self.nodes if n.spec.seed]
         classpath = jars.classpath()
+        jvm = JvmSettings(self.heap_mb, self.jvm_options, classpath=[auth_classes],
+                          cluster=role_manager.jvm_options(access.cql_credentials_file, len(self.nodes)))
         for node in to_start:
-            yaml_conf = cassandra_yaml(self.name, node.spec, seeds, node.layout, node.ports, self.yaml_overrides)
+            security = {**role_manager.auth_yaml(),
+                        **(encryption_yaml(tls, node.name, internode=self.network is not None) if tls else {})}
+            yaml_conf = cassandra_yaml(self.name, node.spec, seeds, node.layout, node.ports, self.yaml_overrides,
+                                       security=security)
             write_node_conf(node.layout, yaml_conf, node.spec)
             cmd = server_command(java.executable, classpath, jars.jamm, jolokia, node.spec, node.layout, node.ports,
-                                 JvmSettings(self.heap_mb, self.jvm_options), access)
+                                 jvm, access)
             self._start_node(node, cmd, timeout_s or self.start_timeout_s)
             self._claim()
         if len(self.nodes) > 1:
@@ -306,7 +376,7 @@ class LocalCluster(ClusterHandle):
         for node in self.nodes:
             profile = ExecutionProfile(load_balancing_policy=WhiteListRoundRobinPolicy([node.address]))
             driver = Cluster([node.address], port=node.ports.native, execution_profiles={EXEC_PROFILE_DEFAULT: profile},
-                             **self._netns_driver_kwargs(node.spec.dc))
+                             **self._client_kwargs(node.spec.dc))
             try:
                 session = driver.connect()
                 while True:
@@ -458,6 +528,31 @@ class LocalCluster(ClusterHandle):
         if not create and not (self.root / "access").exists():
             return None
         return ensure_access(self.root)
+
+    def _write_cqlshrc(self, access: ClusterAccess) -> None:
+        """access/cqlshrc (0600): cqlsh logs in with the cluster's role, over TLS with its CA."""
+        lines = ["# cqlsh settings of this cluster (cassperf): cqlsh --cqlshrc <this file> <address> <port>"]
+        if self.credentials_file is not None:
+            lines += ["[authentication]", f"credentials = {access.cql_credentials_file}"]
+        if self.tls is not None:
+            lines += ["[connection]", "ssl = true", "[ssl]", f"certfile = {self.tls.ca_file}", "validate = true"]
+        text = "\n".join(lines) + "\n"
+        if not access.cqlshrc.exists() or access.cqlshrc.read_text() != text:
+            access.cqlshrc.unlink(missing_ok=True)
+            write_private(access.cqlshrc, text.encode())
+
+    def cqlsh_command(self, node: str | int | LocalNode, *args: str, cqlsh: str | Path | None = None) -> list[str]:
+        """cqlsh against `node` as the cluster's role (over TLS on a TLS cluster), through the
+        cluster's cqlshrc (no password on the line), inside the node's DC namespace when it has
+        one: subprocess.run(cluster.cqlsh_command(1, "-e", "SELECT ...")). `cqlsh`: the
+        executable (default: the one beside this Python, else cqlsh on PATH)."""
+        n = self.node(node)
+        access = self.access()
+        if access is None:
+            raise ConfigError(f"cluster {self.name} has not been started here (no {self.root / 'access'})")
+        exe = cqlsh or _cqlsh_executable()
+        return self.dc_command(n.spec.dc, [str(exe), "--cqlshrc", str(access.cqlshrc), n.address,
+                                           str(n.ports.native), *args])
 
     def nodetool_command(self, node: str | int | LocalNode, *args: str, read_only: bool = False) -> list[str]:
         """The java command line of nodetool against `node`, as the cluster's JMX admin user
@@ -620,6 +715,18 @@ class LocalCluster(ClusterHandle):
         if self.network is None:
             return list(argv)
         return self.network.command(dc, argv)
+
+
+def _cqlsh_executable() -> str:
+    """cqlsh beside this Python (the .venv's, from the test extras), else cqlsh on PATH."""
+    beside = Path(sys.executable).with_name("cqlsh")
+    if beside.exists():
+        return str(beside)
+    found = shutil.which("cqlsh")
+    if not found:
+        raise ConfigError("no cqlsh beside this Python nor on PATH; install it (pip install cqlsh==6.2.2, part of "
+                          "cassperf's test extras)")
+    return found
 
 
 @contextlib.contextmanager

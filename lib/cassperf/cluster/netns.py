@@ -412,7 +412,7 @@ class DcNetwork:
         self._start_router()
 
     def _start_router(self, timeout_s: float = 10.0) -> None:
-        self.state_dir.mkdir(parents=True, exist_ok=True)
+        self.state_dir.mkdir(mode=0o700, parents=True, exist_ok=True)     # the cluster folder: the owner's only
         self.stats_file.unlink(missing_ok=True)
         cmd = ["ip", "netns", "exec", self.router, sys.executable, "-I", str(ROUTER_SCRIPT), "--dev", ROUTER_DEV,
                "--delay-ms", f"{self.rtt_ms / 2:g}", "--stats", str(self.stats_file), "--tag", self.router,

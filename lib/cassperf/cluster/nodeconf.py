@@ -166,7 +166,10 @@ def deep_merge(base: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any
 
 
 def cassandra_yaml(cluster_name: str, node: NodeSpec, seeds: list[str], layout: NodeLayout, ports: NodePorts,
-                   overrides: dict[str, Any] | None = None, auto_bootstrap: bool = False) -> dict[str, Any]:
+                   overrides: dict[str, Any] | None = None, auto_bootstrap: bool = False,
+                   security: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The node's cassandra.yaml: cassperf's keys, then `security` (authentication, encryption:
+    cluster.role_manager, cluster.tls), then the user's `overrides` on top."""
     conf: dict[str, Any] = {
         "cluster_name": cluster_name,
         "num_tokens": 16,
@@ -188,14 +191,16 @@ def cassandra_yaml(cluster_name: str, node: NodeSpec, seeds: list[str], layout: 
         "endpoint_snitch": "GossipingPropertyFileSnitch",
         "auto_bootstrap": auto_bootstrap,
     }
-    return deep_merge(conf, overrides or {})
+    return deep_merge(deep_merge(conf, security or {}), overrides or {})
 
 
 @dataclass
 class JvmSettings:
     heap_mb: int = 1024
-    extra: list[str] = field(default_factory=list)
+    extra: list[str] = field(default_factory=list)      # the user's jvm_options, last on the line
     fast_boot: bool = True
+    cluster: list[str] = field(default_factory=list)    # cassperf's per-cluster options (role manager), before extra
+    classpath: list[Path] = field(default_factory=list)  # folders before the jars (the role manager's classes)
 
 
 def jolokia_agent_option(jolokia: Path, access: ClusterAccess, node: NodeSpec, ports: NodePorts) -> str:
@@ -243,8 +248,9 @@ def server_command(java: Path, jars_classpath: str, jamm: Path, jolokia: Path | 
     ]
     if jvm.fast_boot:
         cmd += FAST_BOOT
-    cmd += list(jvm.extra)
-    cmd += ["-cp", f"{layout.conf}:{jars_classpath}", "org.apache.cassandra.service.CassandraDaemon"]
+    cmd += list(jvm.cluster) + list(jvm.extra)
+    classpath = ":".join([str(layout.conf), *(str(p) for p in jvm.classpath), jars_classpath])
+    cmd += ["-cp", classpath, "org.apache.cassandra.service.CassandraDaemon"]
     return cmd
 
 

@@ -15,39 +15,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import ssl
 import subprocess
 import tempfile
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from cassperf.cluster.base import ClusterHandle, CredentialsProvider
+from cassperf.cluster.tls import TlsOptions
 from cassperf.errors import ConfigError, ToolError
-
-
-@dataclass(frozen=True)
-class TlsOptions:
-    ca_file: str | None = None
-    cert_file: str | None = None
-    key_file: str | None = None
-    verify: bool = True
-
-    @classmethod
-    def from_env(cls) -> "TlsOptions | None":
-        ca, cert, key = (os.environ.get(k) for k in ("CASSPERF_SSL_CA", "CASSPERF_SSL_CERT", "CASSPERF_SSL_KEY"))
-        if not (ca or cert):
-            return None
-        return cls(ca, cert, key, verify=os.environ.get("CASSPERF_SSL_VERIFY", "1") != "0")
-
-    def context(self) -> ssl.SSLContext:
-        ctx = ssl.create_default_context(purpose=ssl.Purpose.SERVER_AUTH, cafile=self.ca_file)
-        if not self.verify:
-            ctx.check_hostname = False
-            ctx.verify_mode = ssl.CERT_NONE
-        if self.cert_file:
-            ctx.load_cert_chain(self.cert_file, self.key_file)
-        return ctx
 
 
 class RemoteCluster(ClusterHandle):

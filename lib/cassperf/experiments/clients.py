@@ -148,7 +148,8 @@ def handle_recipe(cluster: Any) -> tuple[str, dict[str, Any]]:
         return "local", {"name": cluster.name, "topology": cluster.topology.spec(), "version": cluster.version,
                          "heap_mb": cluster.heap_mb, "first_address": cluster.first_address,
                          "root": str(cluster.root.parent), "jolokia": cluster.use_jolokia,
-                         "inter_dc_rtt_ms": cluster.network.rtt_ms if cluster.network is not None else None}
+                         "inter_dc_rtt_ms": cluster.network.rtt_ms if cluster.network is not None else None,
+                         "tls": cluster.tls_enabled, "yaml_overrides": cluster.yaml_overrides}
     if isinstance(cluster, RemoteCluster):
         return "remote", {"contact_points": list(cluster.contact_points), "port": cluster.port,
                           "local_dc": cluster.local_dc}

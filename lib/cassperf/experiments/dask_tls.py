@@ -19,7 +19,6 @@ it starts; nothing needs copying by hand.
 from __future__ import annotations
 
 import datetime as dt
-import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -27,6 +26,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from cassperf.certs import issue, make_ca, write_private
 
 #: certificates live this long: an experiment's placement, with a wide margin
 VALIDITY = dt.timedelta(days=2)
@@ -42,53 +43,15 @@ class TlsFiles:
     key: Path
 
 
-def _write_private(path: Path, data: bytes) -> None:
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    with os.fdopen(fd, "wb") as f:
-        f.write(data)
-
-
 def make_certificates(folder: Path, hosts: tuple[str, ...] = ("127.0.0.1", "localhost")) -> TlsFiles:
     """A CA and one certificate it signs (usable by server and client: scheduler, workers and
     the notebook's client all present it), written into `folder` (must exist, mode 0700)."""
-    import ipaddress
-
-    from cryptography import x509
-    from cryptography.hazmat.primitives import hashes, serialization
-    from cryptography.hazmat.primitives.asymmetric import ec
-    from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
-
-    now = dt.datetime.now(dt.timezone.utc)
-    ca_key = ec.generate_private_key(ec.SECP256R1())
-    ca_name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "cassperf experiment CA")])
-    ca = (x509.CertificateBuilder().subject_name(ca_name).issuer_name(ca_name).public_key(ca_key.public_key())
-          .serial_number(x509.random_serial_number()).not_valid_before(now - dt.timedelta(minutes=5))
-          .not_valid_after(now + VALIDITY)
-          .add_extension(x509.BasicConstraints(ca=True, path_length=0), critical=True)
-          .add_extension(x509.KeyUsage(digital_signature=False, content_commitment=False, key_encipherment=False,
-                                       data_encipherment=False, key_agreement=False, key_cert_sign=True,
-                                       crl_sign=True, encipher_only=False, decipher_only=False), critical=True)
-          .sign(ca_key, hashes.SHA256()))
-    key = ec.generate_private_key(ec.SECP256R1())
-    names: list[x509.GeneralName] = []
-    for host in hosts:
-        try:
-            names.append(x509.IPAddress(ipaddress.ip_address(host)))
-        except ValueError:
-            names.append(x509.DNSName(host))
-    cert = (x509.CertificateBuilder()
-            .subject_name(x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "cassperf experiment")]))
-            .issuer_name(ca_name).public_key(key.public_key()).serial_number(x509.random_serial_number())
-            .not_valid_before(now - dt.timedelta(minutes=5)).not_valid_after(now + VALIDITY)
-            .add_extension(x509.SubjectAlternativeName(names), critical=False)
-            .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH, ExtendedKeyUsageOID.CLIENT_AUTH]),
-                           critical=False)
-            .sign(ca_key, hashes.SHA256()))
+    ca = make_ca("cassperf experiment CA", VALIDITY)
+    mine = issue(ca, "cassperf experiment", hosts, VALIDITY)
     files = TlsFiles(folder, folder / "ca.pem", folder / "cert.pem", folder / "key.pem")
-    _write_private(files.ca_cert, ca.public_bytes(serialization.Encoding.PEM))
-    _write_private(files.cert, cert.public_bytes(serialization.Encoding.PEM))
-    _write_private(files.key, key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
-                                                serialization.NoEncryption()))
+    write_private(files.ca_cert, ca.cert_pem())
+    write_private(files.cert, mine.cert_pem())
+    write_private(files.key, mine.key_pem())
     return files
 
 

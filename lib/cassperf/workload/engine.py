@@ -373,7 +373,7 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
     cassandra-stress's either way.
     """
     target = Target.of(cluster, spec.local_dc)
-    backend_name = resolve(backend, target.tls)
+    backend_name = resolve(backend)
     backend_cls = load(backend_name)
     backend_version = backend_cls.version()
     nproc = processes or default_processes(spec, backend_cls.paced_ops_s_per_process)

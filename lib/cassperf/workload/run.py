@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from contextlib import nullcontext
+from contextlib import ExitStack, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -189,7 +189,8 @@ def _run_tool(tool: str, exe: Path | None, spec: WorkloadSpec, cluster: Any, lab
         manifest["run_id"] = run_id
     writer = RunWriter(root=root, **manifest).open()
     try:
-        with writer:
+        with ExitStack() as opened:
+            opened.push(writer)      # closed on the way out, complete or with the error (already open: no `with writer`)
             watch = ClusterSampler(cluster, writer=writer, **dict(sampler)) if sampler is not None else nullcontext()
             with watch:
                 action = DuringAction(during, writer) if during is not None else None

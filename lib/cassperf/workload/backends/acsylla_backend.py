@@ -3,6 +3,8 @@
 One C++ driver session per worker process with one I/O thread; prepared statements; token-aware
 routing (the driver's default, with replica shuffling) over DC-aware load balancing when the
 target names a local DC; the fall-through retry policy (an op is tried once). ``execute`` returns the driver's coroutine, awaited directly.
+TLS from the target's TlsOptions (ssl_options): the CA file's certificates trusted, the node's
+address checked against its certificate (PEER_IDENTITY) unless verification is off.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 import acsylla
 from acsylla import errors as acs_errors
 
+from cassperf.cluster.tls import TlsOptions
 from cassperf.workload.backends.base import Backend, BackendError, Executor, Target
 
 _KINDS: tuple[tuple[type[BaseException], str], ...] = (
@@ -50,8 +53,6 @@ class AcsyllaBackend(Backend):
 
     async def connect(self, target: Target, consistency: str, keyspace: str, concurrency: int,
                       connections_per_host: int | None = None) -> None:
-        if target.tls:
-            raise BackendError("the acsylla backend does not set up TLS; use backend='driver'")
         kwargs: dict[str, Any] = {
             "port": target.port, "consistency": consistency, "token_aware_routing": True,
             "request_timeout": target.request_timeout_s, "connect_timeout": 10.0, "log_level": "error",
@@ -72,6 +73,8 @@ class AcsyllaBackend(Backend):
         creds = target.credentials()
         if creds:
             kwargs["username"], kwargs["password"] = creds
+        if target.tls is not None:
+            kwargs.update(ssl_options(target.tls))
         logger = logging.getLogger("acsylla")
         if not any(isinstance(f, _DropShardNotice) for f in logger.filters):
             logger.addFilter(_DropShardNotice())
@@ -95,6 +98,19 @@ class AcsyllaBackend(Backend):
         if self._session is not None:
             await self._session.close()
             self._session = None
+
+
+def ssl_options(tls: TlsOptions) -> dict[str, Any]:
+    """acsylla.create_cluster's SSL arguments for `tls`: PEM texts (the C++ driver takes the
+    certificates themselves, not paths), identity checked unless tls.verify is off."""
+    options: dict[str, Any] = {"ssl_enabled": True,
+                               "ssl_verify_flags": acsylla.SSLVerifyFlags.PEER_IDENTITY if tls.verify
+                               else acsylla.SSLVerifyFlags.NONE}
+    for arg, which in (("ssl_trusted_cert", "ca_file"), ("ssl_cert", "cert_file"), ("ssl_private_key", "key_file")):
+        text = tls.read(which)
+        if text is not None:
+            options[arg] = text
+    return options
 
 
 BACKEND = AcsyllaBackend

@@ -12,8 +12,10 @@ import os
 from abc import ABC, abstractmethod
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
+from cassperf.cluster.tls import TlsOptions
 from cassperf.errors import CassperfError
 
 #: Error kinds counted per interval (client-side timeouts, lost connections and anything
@@ -38,15 +40,19 @@ class Target:
     """Where to send load: what a worker process needs of a ClusterHandle (picklable).
 
     Credentials are never carried: ``username_env``/``password_env`` name environment
-    variables the worker reads itself (as RemoteCluster does)."""
+    variables the worker reads itself (as RemoteCluster does), or ``credentials_file`` names the
+    0600 file of an embedded cluster's role (LocalCluster.credentials_file). ``tls``: what the
+    client trusts (the same TlsOptions for a user's cluster and an embedded one), None for
+    plaintext."""
 
     contact_points: tuple[str, ...]
     port: int = 9042
     local_dc: str | None = None
     username_env: str | None = None
     password_env: str | None = None
-    tls: bool = False
+    tls: TlsOptions | None = None
     request_timeout_s: float = 12.0
+    credentials_file: str | None = None
 
     @classmethod
     def of(cls, handle: Any, local_dc: str | None = None) -> Target:
@@ -60,11 +66,20 @@ class Target:
         in_dc = getattr(handle, "dc_contact_points", None)
         if local_dc and callable(in_dc):
             points = list(in_dc(local_dc)) or points
-        tls = getattr(handle, "tls", None) is not None
+        tls = getattr(handle, "tls", None)
+        credentials_file = getattr(handle, "credentials_file", None)
         return cls(tuple(points), int(handle.port), dc,
-                   getattr(handle, "username_env", None), getattr(handle, "password_env", None), tls)
+                   getattr(handle, "username_env", None), getattr(handle, "password_env", None), tls,
+                   credentials_file=str(credentials_file) if credentials_file is not None else None)
 
     def credentials(self) -> tuple[str, str] | None:
+        """(user, password) to log in with: from credentials_file when set, else from the
+        environment variables named; None when there are none."""
+        if self.credentials_file is not None:
+            from cassperf.cluster.access import read_cql_credentials
+
+            role = read_cql_credentials(Path(self.credentials_file))
+            return role.user, role.password
         user = os.environ.get(self.username_env) if self.username_env else None
         if not user:
             return None
@@ -137,15 +152,12 @@ def available() -> list[str]:
     return out
 
 
-def resolve(name: str, tls: bool = False) -> str:
-    """'auto' -> the first importable backend (acsylla, then driver); TLS targets use the
-    driver (the acsylla backend does not set up TLS)."""
+def resolve(name: str) -> str:
+    """'auto' -> the first importable backend (acsylla, then driver); both speak TLS."""
     if name != "auto":
         load(name)
         return name
     for candidate in BACKENDS:
-        if tls and candidate == "acsylla":
-            continue
         try:
             load(candidate)
         except BackendError:

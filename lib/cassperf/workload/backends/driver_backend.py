@@ -59,11 +59,8 @@ class DriverBackend(Backend):
         creds = target.credentials()
         if creds:
             kwargs["auth_provider"] = PlainTextAuthProvider(*creds)
-        if target.tls:
-            from cassperf.cluster.remote import TlsOptions
-            tls = TlsOptions.from_env()
-            if tls is not None:
-                kwargs["ssl_context"] = tls.context()
+        if target.tls is not None:
+            kwargs["ssl_context"] = target.tls.context()
         # connections_per_host is not applied: with protocol v3+ the driver keeps one
         # connection per host (set_core_connections_per_host raises for v3+)
         self._cluster = Cluster(**kwargs)

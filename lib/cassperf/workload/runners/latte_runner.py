@@ -46,7 +46,13 @@ private temporary folder outside the run; afterwards the report and log are copi
 through the redaction filter (`"password": "<redacted>"`) and the folder is removed. Every
 printed line is filtered too. A CASSANDRA_PASSWORD already in the tool's environment is
 redacted in the same way. The manifest says `tool_auth`: "environment" and
-`tool_auth_from_env`: the variables' names.
+`tool_auth_from_env`: the variables' names (`tool_auth_from_file`: an embedded cluster's role
+file).
+
+A TLS cluster (streaming.tool_tls): `--ssl --ssl-ca <CA file>` (and `--ssl-cert`, `--ssl-key`
+for a client certificate) on both commands, the PEM files as they are. latte 0.29 builds its
+OpenSSL context without a verify mode (connect.rs: SslContextBuilder::new), so it encrypts but
+does not check the node's certificate, whatever the CA file holds.
 """
 
 from __future__ import annotations
@@ -63,11 +69,12 @@ from typing import Any
 
 import pandas as pd
 
+from cassperf.cluster.tls import TlsOptions
 from cassperf.errors import ToolError
 from cassperf.parsers.base import ParseResult
 from cassperf.workload.runners.streaming import (
     Progress, ProcessOutcome, Redactor, ToolNotFoundError, copy_tool_files, executable_from_env, is_executable_file,
-    private_workdir, raise_if_failed, store_tool_output, stream_process, tail_text, tool_credentials, which,
+    private_workdir, raise_if_failed, store_tool_output, stream_process, tail_text, tool_credentials, tool_tls, which,
 )
 from cassperf.workload.runners.stress_cmdline import schema_cql
 from cassperf.workload.spec import Population, WorkloadSpec, WorkloadSpecError
@@ -202,6 +209,7 @@ def latte_commands(spec: WorkloadSpec, executable: str | Path, *, cluster: Any =
     run += ["-s", _interval(spec.interval_s), "--consistency", spec.cl, *dc]
     if spec.connections_per_host is not None:
         run += ["-c", str(spec.connections_per_host)]
+    tls = tls_args(tool_tls(cluster))
     for name in ("max_pending", "hdr_file", "log_file", "graph_file"):
         if getattr(spec, name) is not None:
             notes.append(f"{name}={getattr(spec, name)} has no latte equivalent and is ignored (latte keeps its "
@@ -211,12 +219,23 @@ def latte_commands(spec: WorkloadSpec, executable: str | Path, *, cluster: Any =
     run += ["-q"]
     if report_path is not None:
         run += ["-o", str(report_path)]
-    run += nodes
+    run += tls + nodes
     schema = [*head, "schema", str(workload), *dc]
     for key, value in schema_params:
         schema += ["-P", f"{key}={value}"]
-    schema += nodes
+    schema += tls + nodes
     return LatteCommand(run, schema, notes)
+
+
+def tls_args(tls: TlsOptions | None) -> list[str]:
+    """latte's TLS flags for `tls` (none for plaintext)."""
+    if tls is None:
+        return []
+    out = ["--ssl"]
+    for flag, path in (("--ssl-ca", tls.ca_file), ("--ssl-cert", tls.cert_file), ("--ssl-key", tls.key_file)):
+        if path:
+            out += [flag, str(path)]
+    return out
 
 
 class LatteProgress:
@@ -288,8 +307,7 @@ def run_latte(spec: WorkloadSpec, writer: Any, *, cluster: Any = None, executabl
         shown = _shown(shown_run)
         writer.manifest.update(tool=TOOL, command=shown, executable=str(exe))
         if creds is not None:
-            writer.manifest.update(tool_auth="environment",
-                                   tool_auth_from_env=[creds.username_env, creds.password_env])
+            writer.manifest.update(tool_auth="environment", **creds.origin())
         writer.manifest.setdefault("parameters", {})["workload"] = dataclasses.asdict(spec)
         for note in cmd.notes:
             writer.warn(f"latte: {note}")

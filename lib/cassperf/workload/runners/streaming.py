@@ -8,8 +8,9 @@ JVM a launcher script started too, and nothing else.
 
 Credentials (a cluster with PasswordAuthenticator). `tool_credentials(cluster)` reads them from
 the environment variables the cluster handle names (RemoteCluster: CASSPERF_USERNAME /
-CASSPERF_PASSWORD; with no handle, those two), as the engine's `Target.credentials()` does; they
-are never parameters. When there are any, the runner (1) passes them to the tool in the tool's
+CASSPERF_PASSWORD; with no handle, those two), or from an embedded cluster's role file
+(LocalCluster.credentials_file), as the engine's `Target.credentials()` does; they are never
+parameters. When there are any, the runner (1) passes them to the tool in the tool's
 own way, (2) filters every line the tool prints through a `Redactor` before it reaches raw/, the
 progress bar or the parser, and (3) runs the tool in a private temporary folder outside the run
 (`private_workdir`), so that files the tool writes itself (JSON report, HDR/log/graph files, a
@@ -55,6 +56,7 @@ from typing import IO, Any
 
 import pandas as pd
 
+from cassperf.cluster.tls import TlsOptions
 from cassperf.errors import ConfigError, ParseError, ToolError
 from cassperf.parsers import parse
 from cassperf.parsers.base import ParseResult
@@ -126,6 +128,13 @@ class ToolCredentials:
     password: str = field(repr=False)
     username_env: str = USERNAME_ENV
     password_env: str = PASSWORD_ENV
+    from_file: str | None = None          # an embedded cluster's role file, instead of the variables
+
+    def origin(self) -> dict[str, Any]:
+        """What a run's manifest records of where they came from (never the values)."""
+        if self.from_file is not None:
+            return {"tool_auth_from_file": self.from_file}
+        return {"tool_auth_from_env": [self.username_env, self.password_env]}
 
 
 def tool_credentials(cluster: Any = None) -> ToolCredentials | None:
@@ -133,9 +142,13 @@ def tool_credentials(cluster: Any = None) -> ToolCredentials | None:
 
     Read as the engine reads them (`Target.credentials()`): from the environment variables the
     cluster handle names (`username_env` / `password_env`; RemoteCluster's default to
-    CASSPERF_USERNAME / CASSPERF_PASSWORD), or those two defaults when no handle is given. A
-    handle that names none (LocalCluster) has none. ConfigError when the user name is set but
-    the password variable is unset or empty, or holds a line break."""
+    CASSPERF_USERNAME / CASSPERF_PASSWORD), or those two defaults when no handle is given; an
+    embedded cluster's (LocalCluster) from its role file. ConfigError when the user name is set
+    but the password variable is unset or empty, or holds a line break."""
+    role_file = getattr(cluster, "credentials_file", None) if cluster is not None else None
+    if role_file is not None:
+        user, password = Target((), credentials_file=str(role_file)).credentials() or ("", "")
+        return ToolCredentials(user, password, from_file=str(role_file))
     if cluster is None:
         user_env, password_env = USERNAME_ENV, PASSWORD_ENV
     else:
@@ -153,6 +166,15 @@ def tool_credentials(cluster: Any = None) -> ToolCredentials | None:
         raise ConfigError(f"{password_env} holds a line break; the runners cannot keep such a password out of "
                           f"the tool's output (they filter it line by line)")
     return ToolCredentials(user, password, user_env, password_env)
+
+
+def tool_tls(cluster: Any = None) -> TlsOptions | None:
+    """What a stress tool should trust to talk TLS to `cluster`, as the engine does (Target.tls):
+    the handle's TlsOptions (a user's cluster: CASSPERF_SSL_CA and friends; an embedded TLS
+    cluster: its own CA), or those variables when no handle is given; None for plaintext."""
+    if cluster is None:
+        return TlsOptions.from_env()
+    return getattr(cluster, "tls", None)
 
 
 class Redactor:

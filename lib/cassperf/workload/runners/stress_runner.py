@@ -41,8 +41,19 @@ afterwards, the HDR log by the keyed rule only), and every printed line is filte
 reaches raw/cassandra-stress.txt, the progress bar or the parser: cassandra-stress before 5.0
 prints `Password: <clear text>` in its settings dump, and its graph file echoes the command.
 The manifest says how (`tool_auth`: "credentials-file" | "mode-options"; `tool_auth_from_env`:
-the variables' names). Without credentials nothing of this happens: argv, cwd and output are as
-they always were.
+the variables' names, or `tool_auth_from_file`: an embedded cluster's role file). Without
+credentials nothing of this happens: argv, cwd and output are as they always were.
+
+A TLS cluster (streaming.tool_tls: the handle's TlsOptions, a user's cluster's CASSPERF_SSL_CA
+and friends or an embedded cluster's own CA): cassandra-stress takes Java stores, not PEM
+files, so the runner makes them in the private folder (`StressTransport`: the CA certificates
+as a PKCS#12 trust store, a client certificate and key as a key store, both under a fresh random
+password) and adds `-transport truststore=<file> [keystore=<file>] ssl-ciphers=<TLS 1.3 and
+ECDHE-GCM suites>` (cassandra-stress's default suites are RSA key exchange only, which an EC
+node key cannot serve). The stores' password goes into the -credentials-file
+(`transport.truststore.password`, 5.0) or, before 5.0, into `-transport` as
+`truststore-password=` (redacted wherever the command is shown). Shown commands name the private
+folder `<private>`.
 """
 
 from __future__ import annotations
@@ -57,14 +68,16 @@ from typing import Any
 
 import pandas as pd
 
-from cassperf.errors import ParseError
+from cassperf import certs
+from cassperf.cluster.tls import JAVA_CIPHER_SUITES, TlsOptions, java_keystore, java_truststore, store_password
+from cassperf.errors import ConfigError, ParseError
 from cassperf.parsers import parse
 from cassperf.parsers.base import ParseResult
 from cassperf.results.manifest import REDACTED
 from cassperf.workload.runners.streaming import (
     Progress, ProcessOutcome, Redactor, ToolCredentials, ToolNotFoundError, copy_tool_files, executable_from_env,
-    is_executable_file, private_workdir, raise_if_failed, store_tool_output, stream_process, tool_credentials, which,
-    write_private,
+    is_executable_file, private_workdir, raise_if_failed, store_tool_output, stream_process, tool_credentials, tool_tls,
+    which, write_private,
 )
 from cassperf.workload.runners.stress_cmdline import display_command, to_stress_args
 from cassperf.workload.runners.stress_profile import PROFILE_NAME, needs_profile, profile_yaml, to_user_args
@@ -161,10 +174,58 @@ def properties_value(text: str) -> str:
     return "".join(out)
 
 
-def credentials_properties(creds: ToolCredentials) -> str:
-    """The -credentials-file content cassandra-stress 5.0 reads (SettingsCredentials)."""
-    return (f"cql.username={properties_value(creds.username)}\n"
-            f"cql.password={properties_value(creds.password)}\n")
+def credentials_properties(creds: ToolCredentials | None, transport: StressTransport | None = None) -> str:
+    """The -credentials-file content cassandra-stress 5.0 reads (SettingsCredentials): the CQL
+    login and the TLS stores' password."""
+    lines = []
+    if creds is not None:
+        lines += [f"cql.username={properties_value(creds.username)}", f"cql.password={properties_value(creds.password)}"]
+    if transport is not None:
+        lines.append(f"transport.truststore.password={properties_value(transport.password)}")
+        if transport.keystore is not None:
+            lines.append(f"transport.keystore.password={properties_value(transport.password)}")
+    return "".join(line + "\n" for line in lines)
+
+
+@dataclass(frozen=True)
+class StressTransport:
+    """cassandra-stress's TLS: Java stores made from a TlsOptions' PEM files (module doc)."""
+
+    truststore: Path
+    keystore: Path | None
+    password: str = dataclasses.field(repr=False)
+
+    def args(self, with_passwords: bool) -> list[str]:
+        """The -transport group; the stores' password in it only `with_passwords` (before 5.0)."""
+        out = ["-transport", f"truststore={self.truststore}"]
+        if with_passwords:
+            out.append(f"truststore-password={self.password}")
+        if self.keystore is not None:
+            out.append(f"keystore={self.keystore}")
+            if with_passwords:
+                out.append(f"keystore-password={self.password}")
+        return [*out, "ssl-ciphers=" + ",".join(JAVA_CIPHER_SUITES)]
+
+
+def stress_transport(tls: TlsOptions, folder: Path) -> StressTransport:
+    """Write the Java stores for `tls` into `folder` (private, 0600 files) under a fresh password.
+    ConfigError when there is no CA file (cassandra-stress verifies against a trust store it is given)."""
+    ca = tls.read("ca_file")
+    if ca is None:
+        raise ConfigError("cassandra-stress over TLS needs the CA certificate that signed the nodes' certificates: "
+                          "set CASSPERF_SSL_CA to its PEM file")
+    password = store_password()
+    truststore = folder / "truststore.p12"
+    certs.write_private(truststore, java_truststore(ca, password))
+    keystore = None
+    cert, key = tls.read("cert_file"), tls.read("key_file")
+    if cert is not None:
+        if key is None:
+            raise ConfigError("CASSPERF_SSL_CERT is set but CASSPERF_SSL_KEY is not; cassandra-stress needs the "
+                              "client certificate's key too")
+        keystore = folder / "keystore.p12"
+        certs.write_private(keystore, java_keystore(cert, key, password))
+    return StressTransport(truststore, keystore, password)
 
 
 def with_mode_credentials(argv: list[str], creds: ToolCredentials) -> list[str]:
@@ -207,25 +268,31 @@ def run_cassandra_stress(spec: WorkloadSpec, writer: Any, *, cluster: Any = None
     StressResult.argv is the argv as shown (password redacted)."""
     exe = Path(executable) if executable is not None else locate_cassandra_stress(env)
     creds = tool_credentials(cluster)
+    tls = tool_tls(cluster)
     use_profile = needs_profile(spec) if user_profile is None else user_profile
     argv = stress_argv(spec, exe, cluster, schema_precreated=schema_precreated,
                        profile=PROFILE_NAME if use_profile else None)
     raw_dir = writer.path / "raw"
-    with private_workdir(enabled=creds is not None) as private:
+    with private_workdir(enabled=creds is not None or tls is not None) as private:
         redactor = None
         cwd = raw_dir
-        if creds is not None and private is not None:
-            redactor = Redactor([creds.password])
+        if private is not None:
+            transport = stress_transport(tls, private) if tls is not None else None
+            redactor = Redactor([creds.password if creds else "", transport.password if transport else ""])
             cwd = private / "cwd"
             if credentials_file is None:
                 credentials_file = (stress_install_version(exe) or (0, 0, 0)) >= (5, 0, 0)
             if credentials_file:
-                secret_file = write_private(private / CREDENTIALS_NAME, credentials_properties(creds))
+                secret_file = write_private(private / CREDENTIALS_NAME, credentials_properties(creds, transport))
                 argv = [*argv, "-credentials-file", str(secret_file)]
-            else:
+            elif creds is not None:
                 argv = with_mode_credentials(argv, creds)
-            writer.manifest.update(tool_auth="credentials-file" if credentials_file else "mode-options",
-                                   tool_auth_from_env=[creds.username_env, creds.password_env])
+            if transport is not None:
+                argv += transport.args(with_passwords=not credentials_file)
+                writer.manifest.update(tool_tls="transport")
+            if creds is not None:
+                writer.manifest.update(tool_auth="credentials-file" if credentials_file else "mode-options",
+                                       **creds.origin())
         if use_profile:
             profile_text = profile_yaml(spec)
             writer.add_raw(PROFILE_NAME, profile_text)
@@ -235,6 +302,8 @@ def run_cassandra_stress(spec: WorkloadSpec, writer: Any, *, cluster: Any = None
         shown_argv = redactor.argv(argv) if redactor else list(argv)
         if "-credentials-file" in shown_argv:       # a private temporary path, gone after the run
             shown_argv[shown_argv.index("-credentials-file") + 1] = REDACTED
+        if private is not None:
+            shown_argv = [a.replace(str(private), "<private>") for a in shown_argv]
         shown = display_command(["cassandra-stress", *shown_argv[1:]])
         writer.manifest.update(tool=TOOL, command=shown, executable=str(exe))
         writer.manifest.setdefault("parameters", {})["workload"] = dataclasses.asdict(spec)
