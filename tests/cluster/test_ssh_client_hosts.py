@@ -168,3 +168,36 @@ def test_a_host_whose_key_is_not_pinned_is_refused_before_anything_starts(site, 
     assert str(err.value) == ("client host 10.81.0.12: ssh failed: Host key is not trusted for host 10.81.0.12; check "
                               "CASSPERF_SSH_CONFIG or ~/.ssh/config (User, IdentityFile, the host's key in a "
                               "known_hosts file)")
+
+
+def test_the_multidc_study_with_client_hosts_runs_its_clients_on_them(site, tmp_path: Path) -> None:
+    """The 02 study's runner and baseline on the one executor with ``client_hosts`` naming the two
+    SSH hosts (the notebook's path, its arms with a client in each DC, two blocks): every run is
+    labelled by its host, the baseline pings between the hosts."""
+    from dataclasses import dataclass
+
+    from cassperf.experiments.executor import execute
+    from cassperf.experiments.multidc import MultiDCStudy
+    from cassperf.experiments.outcome import load_outcome
+
+    @dataclass(frozen=True)
+    class TwoArms(MultiDCStudy):
+        def arms(self, calibrated):
+            return [a for a in super().arms(calibrated) if a.name in ("independent write", "replicated write")]
+
+    cluster, hosts = site
+    a, b = hosts.addresses
+    study = TwoArms(experiment="sshhosts", repeats=2, run_s=3, interval_s=0.25, warm_max_steps=0, rows=300, rf=1,
+                    write_threads=2, read_threads=2, cl_threads=2, quorum_threads=(2,), iperf3_s=1,
+                    client_hosts=f"dc1={a},dc2={b}", scheduler_host=a)
+    done = execute(study, cluster, root=tmp_path)
+    assert (done.ran, done.partial, done.failed) == (6, 0, 0), done.record.data["log"]
+    outcome = load_outcome(study, root=tmp_path)
+    measured = sorted((r.labels["arm"], r.labels["block"], r.labels["dc"], r.labels["host"]) for r in outcome.runs)
+    assert measured == sorted((arm, block, dc, host) for arm in ("independent write", "replicated write",
+                                                                 "replicated write (A/A)")
+                              for block in ("1", "2") for dc, host in (("dc1", a), ("dc2", b)))
+    assert all(r.manifest["complete"] and not r.manifest.get("failed") for r in outcome.runs)
+    ping = {(p["from"], p["to"]): p for p in done.record.data["baseline"][-1]["ping"]}
+    assert (ping[("dc1", "dc2")]["address"], ping[("dc2", "dc1")]["address"]) == (b, a)
+    assert "text" in ping[("dc1", "dc2")], ping

@@ -7,9 +7,12 @@ The engine is Dask distributed: one Dask worker per client location (``dc1-c1``,
 ...), each running one client at a time. On this machine the workers are local processes
 (a ``SpecCluster`` of Nannies) and a client's task enters its DC's network namespace before it
 starts the load engine (``cluster.in_dc``: the engine's worker processes inherit it), so dc2's
-client sends from dc2's side of the delay. On a real cluster the same locations name client
-machines (``client_hosts``: ``"dc1=vm-a+vm-b,dc2=vm-c+vm-d"``) and distributed's ``SSHCluster``
-starts one worker on each over SSH; the tasks are the same.
+client sends from dc2's side of the delay. With client hosts (``client_hosts``:
+``"dc1=vm-a+vm-b,dc2=vm-c+vm-d"``) distributed's SSHCluster machinery (asyncssh) starts the
+scheduler on ``scheduler_host`` and one worker on each host over SSH (cassperf.experiments.
+ssh_hosts: keys, pinned host keys, the TLS files and the CQL role kept off command lines); the
+tasks are the same, each run also labelled ``host``, and an embedded cluster is reached from the
+hosts over the network as a user's cluster (each DC's node addresses).
 
 Together: every job is submitted at once and runs ``run_spec`` with its own local DC
 (token-aware, DC-aware routing to that DC's nodes) and its labels plus ``dc`` and ``client``.
