@@ -247,7 +247,7 @@ class DeploymentStudy(Study):
         return self.machine.strip() or socket.gethostname() or "this-machine"
 
     def check_parameters(self, parameters: Mapping[str, Any]) -> None:
-        from cassperf.experiments.sweep import check_embedded_scale
+        from cassperf.experiments.study import check_embedded_scale
 
         check_embedded_scale(self.contact_points, rows=self.rows)
 

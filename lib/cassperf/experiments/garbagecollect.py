@@ -93,7 +93,7 @@ class GCStudy(Study):
         super().__post_init__()
 
     def check_parameters(self, parameters: Mapping[str, Any]) -> None:
-        from cassperf.experiments.sweep import check_embedded_scale
+        from cassperf.experiments.study import check_embedded_scale
 
         check_embedded_scale(str(parameters.get("contact_points", "")), keys=self.keys)
 

@@ -110,7 +110,7 @@ class MultiDCStudy(Study):
 
     # -- the cluster it needs ------------------------------------------------------------------
     def check_parameters(self, parameters: Mapping[str, Any]) -> None:
-        from cassperf.experiments.sweep import check_embedded_scale
+        from cassperf.experiments.study import check_embedded_scale
 
         contact = str(parameters.get("contact_points", ""))
         check_embedded_scale(contact, rows=self.rows)

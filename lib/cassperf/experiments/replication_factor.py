@@ -91,7 +91,7 @@ class RFStudy(Study):
         return sorted({*self.rfs, *self.thread_sweep_rfs, *self.mixed_rfs, self.cl_sweep_rf})
 
     def check_parameters(self, parameters: Mapping[str, Any]) -> None:
-        from cassperf.experiments.sweep import check_embedded_scale
+        from cassperf.experiments.study import check_embedded_scale
 
         check_embedded_scale(str(parameters.get("contact_points", "")), rows=self.rows)
         if str(parameters.get("contact_points", "")).strip() or not parameters.get("cluster_topology"):

@@ -287,7 +287,7 @@ class StorageStudy(Study):
 
     # -- the hooks -------------------------------------------------------------------------------
     def check_parameters(self, parameters: Mapping[str, Any]) -> None:
-        from cassperf.experiments.sweep import check_embedded_scale
+        from cassperf.experiments.study import check_embedded_scale
 
         check_embedded_scale(str(parameters.get("contact_points", "")), rows=self.rows)
 

@@ -274,3 +274,18 @@ def aa_twin(arms: Sequence[Arm], name: str) -> Arm:
     raise ConfigError(f"aa_arm {name!r} is not an arm of this plan; arms: {', '.join(a.name for a in arms)}")
 
 
+#: Above this many operations in one run the embedded cluster (every node on this machine) would
+#: take hours: such a parameter set is for a real cluster.
+EMBEDDED_MAX_OPS = 2_000_000
+
+
+def check_embedded_scale(contact_points: str, **sizes: int) -> None:
+    """Refuse published-scale sizes (e.g. rows=10,000,000) on the embedded cluster, naming the
+    parameter and the fix, instead of a run that would not finish."""
+    if contact_points.strip():
+        return
+    for name, value in sizes.items():
+        if value > EMBEDDED_MAX_OPS:
+            raise ConfigError(f"{name}={value:,} is the published scale, for a real cluster: on the embedded "
+                              f"cluster (every node on this machine) it would take hours. Give contact_points of "
+                              f"your cluster (-p contact_points 10.0.0.4,...), or use the local parameter set")

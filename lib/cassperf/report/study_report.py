@@ -204,7 +204,7 @@ def study_report(study_class: type[Study], namespace: Mapping[str, Any],
     from cassperf.cluster.study import CLUSTER_PARAMETERS, study_cluster
     from cassperf.experiments.executor import execute
     from cassperf.experiments.outcome import load_outcome
-    from cassperf.experiments.sweep import parse_label_filter
+    from cassperf.experiments.outcome import parse_label_filter
     from cassperf.plots import use_report_renderer
     from cassperf.report.header import describe_cluster, report_parameters
 
