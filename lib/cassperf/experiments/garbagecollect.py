@@ -52,6 +52,7 @@ class GCStudy(Study):
     name: ClassVar[str] = STUDY
     title: ClassVar[str] = "nodetool garbagecollect on a live LCS + LZ4 table"
     source: ClassVar[str] = SOURCE
+    REPORT: ClassVar[str] = "cassperf.experiments.garbagecollect_report"
 
     keys: int = 20_000                  # rows loaded first (the study: 200+ GB per node)
     rate_ops_s: int = 0                 # fixed rate of the mixed load; 0: rate_share of the calibrated best
@@ -167,8 +168,3 @@ class GCStudy(Study):
         return during
 
     # -- the analysis --------------------------------------------------------------------------
-    @classmethod
-    def report_parts(cls, outcome: Any) -> tuple[Any, Any, Mapping[str, Callable[[], Any]]]:
-        from cassperf.experiments import garbagecollect_report as rep
-
-        return rep.parts(outcome)

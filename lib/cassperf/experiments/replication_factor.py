@@ -49,6 +49,7 @@ class RFStudy(Study):
     name: ClassVar[str] = STUDY
     title: ClassVar[str] = "Replication factor and consistency levels"
     source: ClassVar[str] = SOURCE
+    REPORT: ClassVar[str] = "cassperf.experiments.replication_factor_report"
 
     rfs: Sequence[int] = (1, 2, 3)
     read_rfs: Sequence[int] = (1, 3)
@@ -185,8 +186,3 @@ class RFStudy(Study):
                 "minutes on one machine.") if gone else ""
 
     # -- the analysis --------------------------------------------------------------------------
-    @classmethod
-    def report_parts(cls, outcome: Any) -> tuple[Any, Any, Mapping[str, Callable[[], Any]]]:
-        from cassperf.experiments import replication_factor_report as rep
-
-        return rep.parts(outcome)
