@@ -122,6 +122,19 @@ def test_each_dcs_client_runs_on_its_ssh_host_and_its_run_is_labelled_by_host(si
     assert password not in stored
 
 
+def _kill_when_measuring(root: Path, dc: str, pid: int, timeout_s: float = 120.0) -> None:
+    """SIGKILL `pid` once `dc`'s run under `root` has stored 3 measured intervals."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for folder in root.glob("*-cassperf-engine-*"):
+            manifest, intervals = folder / "manifest.json", folder / "intervals.jsonl"
+            if manifest.exists() and f'"dc": "{dc}"' in manifest.read_text() and intervals.exists() \
+                    and intervals.read_text().count("\n") >= 3:
+                os.kill(pid, signal.SIGKILL)
+                return
+        time.sleep(0.05)
+
+
 def test_killing_one_hosts_worker_fails_only_that_clients_run(site, tmp_path: Path) -> None:
     from cassperf.experiments.clients import ClientJob, group_records
     from cassperf.results.catalog import catalog
@@ -132,14 +145,12 @@ def test_killing_one_hosts_worker_fails_only_that_clients_run(site, tmp_path: Pa
         victim = place.workers["dc2-c1"]
         pid = place.client.run(os.getpid, workers=[victim])[victim]
         assert _namespace_of(pid) == os.stat(f"/run/netns/{hosts.namespace(2)}").st_ino
-        killer = threading.Timer(place.start_delay_s + 4.0, os.kill, (pid, signal.SIGKILL))
+        killer = threading.Thread(target=_kill_when_measuring, args=(tmp_path, "dc2", pid), daemon=True)
         killer.start()
-        try:
-            group = place.run_together([ClientJob("dc1-c1", _spec("dc1", n=None, duration=8), {"part": "loss"}),
-                                        ClientJob("dc2-c1", _spec("dc2", n=None, duration=8), {"part": "loss"})],
-                                       {"part": "loss"}, processes=1)
-        finally:
-            killer.cancel()
+        group = place.run_together([ClientJob("dc1-c1", _spec("dc1", n=None, duration=8), {"part": "loss"}),
+                                    ClientJob("dc2-c1", _spec("dc2", n=None, duration=8), {"part": "loss"})],
+                                   {"part": "loss"}, processes=1)
+        killer.join(timeout=5)
     alive, dead = group.results
     assert (alive.location, alive.status) == ("dc1-c1", "ran")
     assert (dead.location, dead.status, dead.note) == ("dc2-c1", "died", "KilledWorker: its worker process died")
