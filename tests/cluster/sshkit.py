@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import signal
 import subprocess
 import tempfile
 import time
@@ -30,6 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import psutil
+
+from cassperf.cluster import netns
 
 SSHD = "/usr/sbin/sshd"
 LAN = "10.81.0"
@@ -150,30 +151,12 @@ class SshHosts:
     # -- down -----------------------------------------------------------------------------------
     def pids(self) -> list[int]:
         """Every process inside the hosts' namespaces (sshd, its sessions, Dask workers, engines)."""
-        out = []
-        for k in range(1, len(self.links) + 1):
-            listed = subprocess.run(["ip", "netns", "pids", self.namespace(k)], capture_output=True, text=True)
-            out += [int(p) for p in listed.stdout.split() if p.isdigit()]
-        return out
+        return [pid for k in range(1, len(self.links) + 1) for pid in netns.namespace_pids(self.namespace(k))]
 
     def down(self) -> None:
         """End the sshds and whatever runs in the hosts' namespaces, delete the namespaces (their
         links go with them) and the key folder."""
-        procs = []
-        for pid in [*self.sshd_pids, *self.pids()]:
-            try:
-                proc = psutil.Process(pid)
-                proc.send_signal(signal.SIGTERM)
-                procs.append(proc)
-            except psutil.Error:
-                pass
-        _, alive = psutil.wait_procs(procs, timeout=10)
-        for proc in alive:
-            try:
-                proc.kill()
-            except psutil.Error:
-                pass
-        psutil.wait_procs(alive, timeout=5)
+        netns._end([*self.sshd_pids, *self.pids()])
         subprocess.run(["ip", "link", "del", f"cps{self.tag}"], capture_output=True)   # else gone a moment after the LAN
         for ns in [*(self.namespace(k) for k in range(1, len(self.links) + 1)), self.lan]:
             subprocess.run(["ip", "netns", "del", ns], capture_output=True)

@@ -23,10 +23,10 @@ from pathlib import Path
 import psutil
 import pytest
 
-from cassperf.cluster import LocalCluster, netns
+from cassperf.cluster import LocalCluster
 from cassperf.workload import WorkloadSpec
 from tests.cluster.sshkit import SSHD, SshHosts
-from tests.conftest import cassperf_processes
+from tests.conftest import stop_and_check_gone
 
 RTT_MS = 27.0
 FIRST = "127.0.80.1"
@@ -59,13 +59,7 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[LocalCluste
             os.environ["CASSPERF_SSH_CONFIG"] = old
         if hosts is not None:
             hosts.down()
-        cluster.stop(timeout_s=30)
-        left = cassperf_processes(root)
-        for proc in left:
-            proc.kill()
-        assert not left, f"nodes still running after stop: {[p.pid for p in left]}"
-        netid = netns.network_id(cluster.name, cluster.root)
-        assert (netns.leftover_namespaces(netid), netns.router_pids(netid)) == ([], [])
+        stop_and_check_gone(cluster, root)
         assert hosts is None or hosts.leftovers() == []
 
 
