@@ -62,3 +62,8 @@ def fixtures_dir() -> Path:
     if env:
         return Path(env)
     return project_root().parent / "shared" / "fixtures"
+
+
+#: set in the environment of every kernel `cassperf report` runs (report.execute): the notebook
+#: runs in batch, so progress goes to the report's terminal, not into the published page
+BATCH_ENV = "CASSPERF_BATCH"

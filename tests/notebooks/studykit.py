@@ -12,6 +12,7 @@ folder of its own whose every node is stopped at the end.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -92,8 +93,16 @@ def execute_study(name: str, out_dir: Path, parameter_set: str = "test", **param
     params.update(parameters)
     out_dir.mkdir(parents=True, exist_ok=True)
     out = out_dir / name
-    papermill.execute_notebook(str(config.notebooks_dir() / name), str(out), parameters=params,
-                               cwd=str(config.notebooks_dir()), progress_bar=False, kernel_name="python3")
+    batch = os.environ.get(config.BATCH_ENV)
+    os.environ[config.BATCH_ENV] = "1"        # as `cassperf report` runs it (report.execute)
+    try:
+        papermill.execute_notebook(str(config.notebooks_dir() / name), str(out), parameters=params,
+                                   cwd=str(config.notebooks_dir()), progress_bar=False, kernel_name="python3")
+    finally:
+        if batch is None:
+            os.environ.pop(config.BATCH_ENV)
+        else:
+            os.environ[config.BATCH_ENV] = batch
     return ExecutedStudy(out, nbformat.read(out, as_version=4))
 
 
@@ -103,6 +112,9 @@ def check_report_shape(run: ExecutedStudy) -> None:
     every verdict is one of the four; every 'not shown' gives its reason; then the sections,
     the method and the collapsed inventory, in that order."""
     assert not run.errors, run.errors
+    first = next(i for i, o in enumerate(run.outputs) if "text/html" in o.get("data", {}))
+    assert [o for o in run.outputs[:first] if o.get("output_type") == "stream"] == [], \
+        "the page leads with the findings: no progress bar or warning above them"
     html = [str(o.get("data", {}).get("text/html", "")) for o in run.outputs if "text/html" in o.get("data", {})]
     assert html and "class='what'" in html[0] and "Claims checked here" in html[0], html[:1]
     claims = run.claims

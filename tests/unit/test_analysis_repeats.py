@@ -120,3 +120,19 @@ def test_runs_without_histograms_fall_back_to_interval_columns() -> None:
     row = run_figures([run]).iloc[0]
     assert row["histogram"] is None and not row["percentiles_merged"]
     assert math.isfinite(row["latency_p99_ms"]) and row["status"] == "ok"
+
+
+def test_kept_despite_drift_keeps_only_the_runs_left_out_for_drift() -> None:
+    import pandas as pd
+
+    from cassperf.analysis.repeats import kept_despite_drift
+
+    figs = pd.DataFrame({"status": ["excluded", "excluded", "ok"],
+                         "reason": ["drift: throughput trends +40% across the steady window (p = 0.001; the bound "
+                                    "is ±20% at p < 0.01)", "failed: marked failed", ""],
+                         "window_note": ["steady", "steady", "steady"]})
+    kept = kept_despite_drift(figs)
+    assert kept["status"].tolist() == ["ok", "excluded", "ok"]
+    assert kept["reason"].tolist() == ["", "failed: marked failed", ""]
+    assert kept["window_note"][0] == "steady; kept despite " + figs["reason"][0]
+    assert figs["status"][0] == "excluded"          # the caller's frame is left as it was

@@ -161,6 +161,22 @@ def samples_row(samples: OpSamples | None, manifest: dict[str, Any], steady: Ste
     return row
 
 
+def kept_despite_drift(figures: pd.DataFrame) -> pd.DataFrame:
+    """``figures`` with the rows left out for drift alone kept (status ok), the drift said in their
+    window_note: for windows whose trend is what they measure (an emptied cache filling, an
+    operation's effect building up), where a drift rule would hide the effect it should show."""
+    out = figures.copy()
+    if out.empty:
+        return out
+    drift = ((out["status"] == EXCLUDED) & out["reason"].astype(str).str.startswith("drift")).to_numpy(dtype=bool)
+    if drift.any():
+        out.loc[drift, "window_note"] = (out.loc[drift, "window_note"].astype(str) + "; kept despite "
+                                         + out.loc[drift, "reason"].astype(str))
+        out.loc[drift, "status"] = OK
+        out.loc[drift, "reason"] = ""
+    return out
+
+
 def _row_rate(samples: OpSamples) -> float:
     """Rows per second over the window (length-weighted over the interval rows), NaN when unknown."""
     rows = samples.rows

@@ -36,7 +36,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import pandas as pd
 
@@ -310,7 +310,7 @@ class _Executor:
 
 
 def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
-            log: Callable[[str], None] = lambda line: None, progress: bool = False) -> Execution:
+            log: Callable[[str], None] = lambda line: None, progress: bool | TextIO = False) -> Execution:
     """Run ``study`` on ``cluster`` (module doc) and return what was done."""
     root = Path(root) if root is not None else config.runs_dir()
     study.check_cluster(cluster)
@@ -344,8 +344,10 @@ def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
         by_name = {a.name: a for a in arms}
         bar = None
         if progress:
-            from tqdm.auto import tqdm
-            bar = tqdm(total=len(order), unit="run", desc=study.name, leave=False, dynamic_ncols=True)
+            from tqdm.std import tqdm      # text: updates in place in a notebook and a terminal, no widgets
+
+            bar = tqdm(total=len(order), unit="run", desc=study.name, leave=False, dynamic_ncols=True,
+                       file=None if progress is True else progress)
         try:
             for i, slot in enumerate(order, 1):
                 ex.run_slot(slot, i, len(order), by_name[slot.arm])

@@ -56,7 +56,7 @@ class GCStudy(Study):
 
     keys: int = 20_000                  # rows loaded first (the study: 200+ GB per node)
     rate_ops_s: int = 0                 # fixed rate of the mixed load; 0: rate_share of the calibrated best
-    rate_share: float = 0.5             # the fixed rate's share of the best closed-loop throughput
+    rate_share: float = 0.25            # the fixed rate's share of the best closed-loop throughput
     read: int = 5                       # read:write:delete ratio (the study: 5:4:1)
     write: int = 4
     delete: int = 1

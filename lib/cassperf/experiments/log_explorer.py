@@ -28,6 +28,16 @@ class Explored:
     formats: pd.DataFrame = field(default_factory=pd.DataFrame)  # file, format, runs, tables, warnings
 
 
+def default_logs() -> Path:
+    """What the explorer reads when given no logs: the shared fixtures folder (real tool output,
+    ../shared/fixtures or CASSPERF_FIXTURES), or, on a machine without it, the repository's own
+    tests/fixtures (real tool output too)."""
+    from cassperf import config
+
+    shared = config.fixtures_dir()
+    return shared if shared.is_dir() else config.project_root() / "tests" / "fixtures"
+
+
 def explore(pattern: str | Path, store: Path) -> Explored:
     """Parse and import every file under `pattern` (a folder or a glob) into the run store at `store`."""
     files = expand_paths([str(pattern)])

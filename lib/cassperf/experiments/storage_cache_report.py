@@ -65,18 +65,12 @@ def figures(outcome: StudyOutcome) -> pd.DataFrame:
     full-cache run over its steady window (MSER-5), like every study's; an empty-cache run over
     the whole run, and never left out for drift: its cold start, throughput rising as the caches
     fill, is what it measures (a drift it has stays in its ``window_note``)."""
+    from cassperf.analysis.repeats import kept_despite_drift
     from cassperf.analysis.repeats import run_figures as figures_of
 
     cold = [r for r in outcome.runs if r.labels.get("cache") == "empty"]
     warm = [r for r in outcome.runs if r.labels.get("cache") != "empty"]
-    whole = figures_of(cold, rule="trim")
-    drift = ((whole["status"] == "excluded") & whole["reason"].str.startswith("drift")).fillna(False)
-    drift = drift.to_numpy(dtype=bool)
-    if drift.any():
-        whole.loc[drift, "window_note"] = (whole.loc[drift, "window_note"].astype(str) + "; kept despite "
-                                           + whole.loc[drift, "reason"].astype(str))
-        whole.loc[drift, "status"] = "ok"
-        whole.loc[drift, "reason"] = ""
+    whole = kept_despite_drift(figures_of(cold, rule="trim"))
     parts = [f for f in (figures_of(warm), whole) if not f.empty]
     figs = pd.concat(parts, ignore_index=True) if len(parts) > 1 else parts[0] if parts else figures_of([])
     order = {r.run_id: i for i, r in enumerate(outcome.runs)}

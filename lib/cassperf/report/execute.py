@@ -13,6 +13,7 @@ from typing import Any
 
 import papermill
 
+from cassperf.config import BATCH_ENV
 from cassperf.report.kernel import ipc_kernel_config
 
 @dataclass(frozen=True)
@@ -49,7 +50,7 @@ def execute(input_path: Path, output_path: Path, parameters: dict[str, Any] | No
     t0 = time.monotonic()
     error = None
     try:
-        with _environment(env or {}), ipc_kernel_config() as kernel_config:
+        with _environment({BATCH_ENV: "1", **(env or {})}), ipc_kernel_config() as kernel_config:
             papermill.execute_notebook(str(input_path), str(output_path), parameters=parameters or {},
                                        kernel_name=kernel_name, cwd=str(input_path.parent),
                                        execution_timeout=timeout_s, progress_bar=False, log_output=False,

@@ -19,6 +19,8 @@ from __future__ import annotations
 import html
 import importlib
 import math
+import os
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -207,6 +209,7 @@ def study_report(study_class: type[Study], namespace: Mapping[str, Any],
     from cassperf.experiments.executor import execute
     from cassperf.experiments.outcome import load_outcome, parse_label_filter
     from cassperf.plots import use_report_renderer
+    from cassperf.config import BATCH_ENV
     from cassperf.report.header import describe_cluster, report_parameters
 
     use_report_renderer()
@@ -221,7 +224,8 @@ def study_report(study_class: type[Study], namespace: Mapping[str, Any],
             cluster = study_cluster(**{k: params[k] for k in CLUSTER_PARAMETERS if k in params})
             cluster_desc = describe_cluster(cluster)
         where = study.describe_setting() if cluster is None else ""
-        execute(study, cluster, progress=True)
+        # in batch (cassperf report) the progress bar goes to the terminal (the kernel's own stderr)
+        execute(study, cluster, progress=sys.__stderr__ if os.environ.get(BATCH_ENV) else True)
     outcome = load_outcome(study, empty_ok=analyse_only, **parse_label_filter(str(params.get("label_filter", ""))))
     claims, figures, sections = (build or importlib.import_module(study_class.REPORT).parts)(outcome)
     return StudyReport(outcome, claims, figures, sections, where or where_text(cluster_desc), cluster_desc, params)
