@@ -13,7 +13,7 @@ LAB_DIR ?= notebooks
 
 .DEFAULT_GOAL := help
 
-.PHONY: help setup jars browser mdadm ping iperf3 container report lab test test-unit latte bench cluster-start cluster-status cluster-stop cluster-destroy clean
+.PHONY: help setup jars browser mdadm ping iperf3 sshd container report lab test test-unit latte bench cluster-start cluster-status cluster-stop cluster-destroy clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-16s %s\n", $$1, $$2}'
@@ -58,11 +58,14 @@ ping: ## iputils ping (Debian package) for the DC-distance tests' RTT checks; ne
 iperf3: ## iperf3 (Debian package) for the multi-DC study's network baseline; needs root
 	@command -v iperf3 >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends iperf3 >/dev/null) || echo "iperf3 absent and not root: the multi-DC report's iperf3 rows say 'not measured' (apt-get install iperf3)"; }
 
+sshd: ## openssh-server (Debian package, no recommends) for the SSH client-host tests (a real sshd per host namespace); needs root
+	@command -v /usr/sbin/sshd >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 --no-install-recommends openssh-server >/dev/null) || echo "openssh-server absent and not root: the SSH client-host tests skip (apt-get install openssh-server)"; }
+
 container: ## podman, runc and debootstrap (Debian packages) for container nodes (deployment `VERSION:javaN:container`); needs root
 	@{ command -v podman && command -v runc && command -v debootstrap; } >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 --no-install-recommends podman runc debootstrap >/dev/null) || echo "podman, runc or debootstrap absent and not root: the container-node tests skip and container deployments are not made (apt-get install podman runc debootstrap)"; }
 	@podman --version 2>/dev/null || true
 
-test: jars browser mdadm ping iperf3 container ## all tests, real Cassandra nodes included
+test: jars browser mdadm ping iperf3 sshd container ## all tests, real Cassandra nodes included
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 test-unit: setup ## quick tests only (no Cassandra nodes)

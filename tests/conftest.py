@@ -80,6 +80,20 @@ def cassperf_processes(root: Path) -> list[psutil.Process]:
     return found
 
 
+def stop_and_check_gone(cluster: Any, root: Path) -> None:
+    """Stop a namespaced test cluster and check that no node, namespace or delay router of it is
+    left (nodes still there are killed, then the check fails)."""
+    from cassperf.cluster import netns
+
+    cluster.stop(timeout_s=30)
+    left = cassperf_processes(root)
+    for proc in left:
+        proc.kill()
+    assert not left, f"nodes still running after stop: {[p.pid for p in left]}"
+    netid = netns.network_id(cluster.name, cluster.root)
+    assert (netns.leftover_namespaces(netid), netns.router_pids(netid)) == ([], [])
+
+
 @pytest.fixture
 def make_cluster(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Iterator:
     """Factory of LocalClusters under a temporary root. Every cluster is stopped in teardown,

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from cassperf.cluster import LocalCluster, netns
+from cassperf.cluster import LocalCluster
 from cassperf.workload import WorkloadSpec
-from tests.conftest import cassperf_processes
+from tests.conftest import stop_and_check_gone
 
 RTT_MS = 27.0
 FIRST = "127.0.21.1"
@@ -38,13 +38,7 @@ def two_dcs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
         print(f"\n2-DC cluster CQL-ready in {time.monotonic() - t0:.1f} s")
         yield cluster
     finally:
-        cluster.stop(timeout_s=30)
-        left = cassperf_processes(root)
-        for proc in left:
-            proc.kill()
-        assert not left, f"nodes still running after stop: {[p.pid for p in left]}"
-        netid = netns.network_id(cluster.name, cluster.root)
-        assert (netns.leftover_namespaces(netid), netns.router_pids(netid)) == ([], [])
+        stop_and_check_gone(cluster, root)
 
 
 def test_the_engine_routes_a_dc2_client_to_dc2s_nodes(two_dcs: LocalCluster, tmp_path: Path) -> None:

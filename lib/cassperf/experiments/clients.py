@@ -7,9 +7,12 @@ The engine is Dask distributed: one Dask worker per client location (``dc1-c1``,
 ...), each running one client at a time. On this machine the workers are local processes
 (a ``SpecCluster`` of Nannies) and a client's task enters its DC's network namespace before it
 starts the load engine (``cluster.in_dc``: the engine's worker processes inherit it), so dc2's
-client sends from dc2's side of the delay. On a real cluster the same locations name client
-machines (``client_hosts``: ``"dc1=vm-a+vm-b,dc2=vm-c+vm-d"``) and distributed's ``SSHCluster``
-starts one worker on each over SSH; the tasks are the same.
+client sends from dc2's side of the delay. With client hosts (``client_hosts``:
+``"dc1=vm-a+vm-b,dc2=vm-c+vm-d"``) distributed's SSHCluster machinery (asyncssh) starts the
+scheduler on ``scheduler_host`` and one worker on each host over SSH (cassperf.experiments.
+ssh_hosts: keys, pinned host keys, the TLS files and the CQL role kept off command lines); the
+tasks are the same, each run also labelled ``host``, and an embedded cluster is reached from the
+hosts over the network as a user's cluster (each DC's node addresses).
 
 Together: every job is submitted at once and runs ``run_spec`` with its own local DC
 (token-aware, DC-aware routing to that DC's nodes) and its labels plus ``dc`` and ``client``.
@@ -34,6 +37,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
@@ -138,12 +142,18 @@ class Group:
 
 
 # -- the handle a worker rebuilds ---------------------------------------------------------------
-def handle_recipe(cluster: Any) -> tuple[str, dict[str, Any]]:
+def handle_recipe(cluster: Any, over_network: bool = False) -> tuple[str, dict[str, Any]]:
     """What a worker needs to make its own handle of `cluster` (handles hold sockets and
-    processes: they are not sent, they are made again)."""
+    processes: they are not sent, they are made again). ``over_network``: the workers are on
+    client hosts, which reach an embedded cluster as a user's cluster (each DC's node addresses,
+    port, its CA), never through its folder. No credentials inside (cluster_role)."""
     from cassperf.cluster.local import LocalCluster
     from cassperf.cluster.remote import RemoteCluster
 
+    if isinstance(cluster, LocalCluster) and over_network:
+        dcs = list(dict.fromkeys(n.spec.dc for n in cluster.nodes))
+        return "reach", {"contact_points": {dc: cluster.dc_contact_points(dc) for dc in dcs}, "port": cluster.port,
+                         "tls": cluster.tls}
     if isinstance(cluster, LocalCluster):
         return "local", {"name": cluster.name, "topology": cluster.topology.spec(), "version": cluster.version,
                          "heap_mb": cluster.heap_mb, "first_address": cluster.first_address,
@@ -156,8 +166,16 @@ def handle_recipe(cluster: Any) -> tuple[str, dict[str, Any]]:
     raise ConfigError(f"cannot place clients for a {type(cluster).__name__}: expected a LocalCluster or RemoteCluster")
 
 
-def make_handle(recipe: tuple[str, dict[str, Any]]) -> Any:
+def make_handle(recipe: tuple[str, dict[str, Any]], dc: str | None = None) -> Any:
+    """The handle of `recipe` (handle_recipe); a "reach" recipe gives `dc`'s nodes as contact
+    points with `dc` local (every DC's when None)."""
     kind, kwargs = recipe
+    if kind == "reach":
+        from cassperf.cluster.remote import RemoteCluster
+
+        points = kwargs["contact_points"]
+        return RemoteCluster(points[dc] if dc else [a for dc_points in points.values() for a in dc_points],
+                             port=kwargs["port"], local_dc=dc, tls=kwargs["tls"])
     if kind == "local":
         from cassperf.cluster.local import LocalCluster
 
@@ -168,16 +186,41 @@ def make_handle(recipe: tuple[str, dict[str, Any]]) -> Any:
     return RemoteCluster(kwargs["contact_points"], port=kwargs["port"], local_dc=kwargs["local_dc"])
 
 
+def cluster_role(cluster: Any) -> Any:
+    """The CQL role the clients on client hosts log in with (ssh_hosts.Role), or None: an
+    embedded cluster's own role (its access folder), a user's cluster's from the environment
+    variables its handle names."""
+    from cassperf.experiments.ssh_hosts import Role
+
+    access = cluster.access(create=False) if getattr(cluster, "credentials_file", None) is not None else None
+    if access is not None:
+        return Role(access.cql.user, access.cql.password)
+    names = cluster.credential_env() if hasattr(cluster, "credential_env") else None
+    if names and os.environ.get(names[0]) and os.environ.get(names[1]) is not None:
+        return Role(os.environ[names[0]], os.environ[names[1]])
+    return None
+
+
 def client_task(recipe: tuple[str, dict[str, Any]], dc: str, spec: WorkloadSpec, labels: dict[str, str], tool: str,
                 root: str, run_id: str, start_epoch_s: float, options: dict[str, Any],
-                meet: tuple[str, str, tuple[str, ...]] | None = None) -> dict[str, Any]:
+                meet: tuple[str, str, tuple[str, ...]] | None = None, role: Any = None) -> dict[str, Any]:
     """What a Dask worker runs for one client: enter the DC (on a namespaced local cluster),
     run_spec, return the run's id and verdict. ``meet`` = (group, this location, every location
     of the group): the client starts its load when every client of the group is ready
-    (:func:`meeting`); without it, at ``start_epoch_s``."""
+    (:func:`meeting`); without it, at ``start_epoch_s``. ``role`` (on client hosts): the CQL
+    role, in this process's environment while the client runs (ssh_hosts.role_environment)."""
+    from cassperf.experiments.ssh_hosts import role_environment
+
+    with role_environment(role):
+        return _client_run(recipe, dc, spec, labels, tool, root, run_id, start_epoch_s, options, meet)
+
+
+def _client_run(recipe: tuple[str, dict[str, Any]], dc: str, spec: WorkloadSpec, labels: dict[str, str], tool: str,
+                root: str, run_id: str, start_epoch_s: float, options: dict[str, Any],
+                meet: tuple[str, str, tuple[str, ...]] | None) -> dict[str, Any]:
     from cassperf.workload.run import run_spec
 
-    cluster = make_handle(recipe)
+    cluster = make_handle(recipe, dc)
     try:
         delay = start_epoch_s - time.time()
         if delay > 0 and meet is None:
@@ -228,7 +271,8 @@ class ClientPlacement:
         self.ssh_options = dict(ssh_options or {})
         self.scheduler_host = scheduler_host
         self.start_delay_s = start_delay_s
-        self.recipe = handle_recipe(cluster)
+        self.recipe = handle_recipe(cluster, over_network=self.remote)
+        self.role = cluster_role(cluster) if self.remote else None
         self._stack: Any = None
         self.client: Any = None
         self.dask_cluster: Any = None
@@ -257,7 +301,8 @@ class ClientPlacement:
             hosts = ("127.0.0.1", "localhost", self.scheduler_host, *{p.host for p in self.places if p.host != "local"})
             security, _files = stack.enter_context(temporary_security(tuple(dict.fromkeys(hosts))))
             self.security = security
-            self.dask_cluster = stack.enter_context(self._ssh(security) if self.remote else self._local(security))
+            self.dask_cluster = stack.enter_context(self._ssh(security, _files, stack) if self.remote
+                                                    else self._local(security))
             self.client = stack.enter_context(Client(self.dask_cluster, security=security))
             self.client.wait_for_workers(len(self.places), timeout=120)
             self.workers = self._worker_of_location()
@@ -285,24 +330,41 @@ class ClientPlacement:
         return SpecCluster(workers=workers, scheduler=scheduler, security=security, asynchronous=False,
                            silence_logs=40, name="cassperf-clients")
 
-    def _ssh(self, security: Any) -> Any:
-        """One worker per client machine over SSH (distributed.deploy.ssh.SSHCluster): the
-        scheduler on ``scheduler_host`` (this machine's address the client machines reach)."""
-        from distributed.deploy.ssh import SSHCluster
+    def _ssh(self, security: Any, files: Any, stack: Any) -> Any:
+        """One worker per client machine over SSH (distributed.deploy.ssh.SSHCluster), the
+        scheduler on ``scheduler_host`` (an address this machine and every client host reach;
+        started over SSH too). The TLS files go to each host first (ssh_hosts.push_files), and
+        away when the placement ends (on `stack`)."""
+        import dask
+        from distributed import SpecCluster
+        from distributed.deploy import ssh
 
+        from cassperf.experiments import ssh_hosts
+
+        options = ssh_hosts.connect_options(self.ssh_options.get("connect_options"))
         hosts = [self.scheduler_host, *[p.host for p in self.places]]
-        return SSHCluster(hosts, connect_options=self.ssh_options.get("connect_options", {}),
-                          worker_options={"nthreads": 1, "memory_limit": 0},
-                          scheduler_options={"port": 0, "dashboard_address": None, "protocol": "tls"},
-                          remote_python=self.ssh_options.get("remote_python"), security=security)
+        pem = {p.name: p.read_bytes() for p in (files.ca_cert, files.cert, files.key)}
+        stack.callback(ssh_hosts.remove_folder, hosts, options, files.folder)    # also after a partial push
+        ssh_hosts.push_files(hosts, options, files.folder, pem)
+        python = self.ssh_options.get("remote_python")
+        # SSHCluster(hosts, ...) is this SpecCluster with one worker options for all; here each
+        # worker is named after its location, so a location finds its worker whatever its address
+        scheduler = {"cls": ssh.Scheduler, "options": {
+            "address": self.scheduler_host, "connect_options": options, "remote_python": python,
+            "kwargs": {"host": self.scheduler_host, "port": 0, "dashboard": False, "dashboard_address": None,
+                       "protocol": "tls"}}}
+        workers = {p.name: {"cls": ssh.Worker, "options": {
+            "address": p.host, "connect_options": options, "remote_python": python,
+            "worker_class": "distributed.Nanny", "kwargs": {"name": p.name, "nthreads": 1, "memory_limit": 0}}}
+            for p in self.places}
+        with dask.config.set(ssh_hosts.tls_config(files.ca_cert, files.cert, files.key)):
+            return SpecCluster(workers, scheduler, name="SSHCluster", security=security)
 
     def _worker_of_location(self) -> dict[str, str]:
         """Location name -> its worker's address (a location whose worker is gone is left out)."""
         info = self.client.scheduler_info(n_workers=-1)["workers"]
         by_name = {str(w.get("name")): addr for addr, w in info.items()}
-        # SSHCluster names its workers 0, 1, ... in the order of the hosts after the scheduler's
-        names = {p.name: (str(i) if self.remote else p.name) for i, p in enumerate(self.places)}
-        return {loc: by_name[name] for loc, name in names.items() if name in by_name}
+        return {p.name: by_name[p.name] for p in self.places if p.name in by_name}
 
     def recover(self, timeout_s: float = RECOVER_S) -> None:
         """After a client was lost: wait (up to ``timeout_s``) for its worker to come back (a
@@ -355,11 +417,13 @@ class ClientPlacement:
         for job in jobs:
             place = self.location(job.location)
             run_id = new_run_id("cassperf-engine" if job.tool == "engine" else job.tool)
-            job_labels = {**{k: str(v) for k, v in job.labels.items()}, "dc": place.dc, "client": place.name}
+            job_labels = {**{k: str(v) for k, v in job.labels.items()}, "dc": place.dc, "client": place.name,
+                          **({"host": place.host} if place.host != "local" else {})}
             futures.append((job, place, run_id, self.submit(
                 place.name, client_task, self.recipe, place.dc, job.spec, job_labels, job.tool,
                 str(root_path), run_id, start, {**run_options, **job.options},
-                (group.group, job.location, names) if len(jobs) > 1 else None) if place.name in self.workers
+                (group.group, job.location, names) if len(jobs) > 1 else None, self.role)
+                if place.name in self.workers
                 else None))
         wait([f for *_, f in futures if f is not None])
         for job, place, run_id, future in futures:
