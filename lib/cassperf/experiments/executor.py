@@ -43,7 +43,7 @@ import pandas as pd
 from cassperf import config
 from cassperf.errors import ConfigError
 from cassperf.experiments.calibrate import calibrate, warm_up
-from cassperf.experiments.runner import PartialRun, spec_key
+from cassperf.experiments.runner import PartialRun
 from cassperf.experiments.schedule import Slot, schedule
 from cassperf.experiments.study import AA_SUFFIX, Arm, Calibrated, Study, aa_twin
 

@@ -41,7 +41,7 @@ NOT_MEASURED = "not measured"
 
 
 def _placed(recipe: tuple[str, dict[str, Any]], dc: str) -> tuple[Any, Any]:
-    from cassperf.experiments.clients import make_handle
+    from cassperf.experiments.cluster_recipe import make_handle
 
     cluster = make_handle(recipe, dc)
     place = cluster.in_dc(dc) if getattr(cluster, "network", None) is not None else nullcontext()
