@@ -11,7 +11,9 @@ Every study notebook is the same few cells::
 ``study_report`` validates the parameters before any cluster starts (a bad value is one
 ConfigError line), starts or reuses the embedded cluster the parameters name (or connects to
 ``contact_points``), runs the study through the one executor, and reads back what is stored.
-With ``analyse_only`` it runs nothing.
+With ``analyse_only`` it runs nothing. A cluster the study refuses as lacking what its claims need
+(``NotAddressable``, e.g. no JMX for 03's garbagecollect) gets a report of no runs whose opening
+says so.
 """
 
 from __future__ import annotations
@@ -202,6 +204,7 @@ def study_report(study_class: type[Study], namespace: Mapping[str, Any],
     """Parameters (``globals()`` of the notebook) -> study -> run or analyse only -> StudyReport.
     ``build(outcome) -> (claims, figures, sections)`` defaults to the study class's ``report_parts``."""
     from cassperf.cluster.study import CLUSTER_PARAMETERS, study_cluster
+    from cassperf.errors import NotAddressable
     from cassperf.experiments.executor import execute
     from cassperf.experiments.outcome import load_outcome
     from cassperf.experiments.sweep import parse_label_filter
@@ -220,7 +223,16 @@ def study_report(study_class: type[Study], namespace: Mapping[str, Any],
             cluster = study_cluster(**{k: params[k] for k in CLUSTER_PARAMETERS if k in params})
             cluster_desc = describe_cluster(cluster)
         where = study.describe_setting() if cluster is None else ""
-        execute(study, cluster, progress=True)
+        try:
+            execute(study, cluster, progress=True)
+        except NotAddressable as exc:     # nothing ran: the report says why, with no stored run of elsewhere
+            outcome = StudyOutcome(study, {}, [], note=f"not addressable on this cluster: {exc}")
+            claims, figures, sections = (build or type(outcome.study).report_parts)(outcome)
+            if not claims.empty:
+                claims = claims.assign(verdict="not shown", reason="not addressable on this cluster (the paragraph "
+                                                                   "above says what it lacks): nothing was run")
+            return StudyReport(outcome, claims, figures, sections, where or where_text(cluster_desc), cluster_desc,
+                               params)
     outcome = load_outcome(study, empty_ok=analyse_only, **parse_label_filter(str(params.get("label_filter", ""))))
     claims, figures, sections = (build or type(outcome.study).report_parts)(outcome)
     return StudyReport(outcome, claims, figures, sections, where or where_text(cluster_desc), cluster_desc, params)
