@@ -94,15 +94,12 @@ def _reason(err: BaseException | str) -> tuple[str, str]:
         return "tls", "its TLS certificate names another address (hostname mismatch)"
     if "SSL" in text or "WRONG_VERSION_NUMBER" in text:
         return "tls", f"the TLS handshake failed ({text.split(']', 1)[-1].strip().rstrip(')').strip() or text})"
-    errno_text = getattr(err, "strerror", None)
-    if errno_text:
-        return "network", errno_text.lower()
+    for known in ("connection refused", "no route to host", "network is unreachable"):
+        if known in text.lower():
+            return "network", known
     if "timed out" in text.lower():
         return "network", "no answer (timed out)"
-    for known in ("Connection refused", "No route to host", "Network is unreachable"):
-        if known in text:
-            return "network", known.lower()
-    return "network", text
+    return "network", (getattr(err, "strerror", None) or text).lower()
 
 
 HINTS = {"auth": "check CASSPERF_USERNAME / CASSPERF_PASSWORD (README: your own cluster)",
