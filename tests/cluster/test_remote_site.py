@@ -16,6 +16,7 @@ Jolokia, no JMX reachable (the nodes' JMX listens on the site's own loopback).
 
 from __future__ import annotations
 
+import html as html_text
 import json
 import os
 import subprocess
@@ -27,6 +28,7 @@ import nbformat
 import pytest
 
 from cassperf.cluster.tls import ensure_cluster_tls
+from cassperf.experiments.executor import STUDIES_DIR
 from cassperf.results.store import load_run
 from tests.cluster.remote_site import NOBODY, NODES, RemoteSite
 
@@ -95,9 +97,9 @@ def test_01_and_03_test_sets_against_a_remote_tls_auth_site(site, tmp_path):
     check_header(html)
     refused = (f"Nothing was run for this report: not addressable on this cluster: the garbagecollect and placebo arms "
                f"need nodetool (JMX) on every node, and this cluster offers none here: {CAUSE}. Nothing was run; to "
-               f"run them, install Cassandra&#x27;s tools here (CASSANDRA_HOME) and open the nodes&#x27; JMX port to "
+               f"run them, install Cassandra's tools here (CASSANDRA_HOME) and open the nodes' JMX port to "
                f"this host (credentials in CASSPERF_JMX_USERNAME / CASSPERF_JMX_PASSWORD).")
-    assert refused in html
+    assert refused in html_text.unescape(html)
     assert {c["verdict"] for c in data["claims"]} == {"not shown"} and len(data["claims"]) == 7
     assert all(c["reason"].startswith("not addressable on this cluster") for c in data["claims"])
     assert not (tmp_path / "data" / "runs").exists() or not any((tmp_path / "data" / "runs").glob("*/manifest.json"))
@@ -116,9 +118,11 @@ def test_01_and_03_test_sets_against_a_remote_tls_auth_site(site, tmp_path):
         assert [w for w in run.warnings if w.startswith("sampler:")] == [f"sampler: {SAMPLED}"], run.warnings
         assert {"compactions_active", "pool_MutationStage_completed"} <= set(run.metrics["metric"])
         assert "gc_count" not in set(run.metrics["metric"])
-    cold = [r for r in measured if r.labels.get("run") == "a"]
-    assert cold and all(f"memtables not flushed and key and row caches not invalidated (no JMX: {CAUSE})"
-                        in json.dumps(r.manifest) for r in cold)
+    [record] = (tmp_path / "data" / "runs" / STUDIES_DIR).glob("replication-factor--*.json")
+    slots = json.loads(record.read_text())["slots"]
+    cold = [s["note"] for key, s in slots.items() if key.endswith(" run=a")]
+    assert len(cold) == 2 and all(f"memtables not flushed and key and row caches not invalidated (no JMX: {CAUSE})"
+                                  in note for note in cold), cold
     assert {c["verdict"] for c in data["claims"]} <= {"holds", "does not hold", "not shown", "control"}
     print(f"\nagainst the remote site: 03 test set {took_03:.0f} s, 01 test set {took_01:.0f} s (cassperf report "
           f"wall time)")
