@@ -25,7 +25,6 @@ from cassperf.cluster import LocalCluster, RemoteCluster
 from cassperf.report.header import describe_cluster
 from cassperf.results.store import run_folder
 from cassperf.workload import WorkloadSpec
-from cassperf.workload.engine import run_workload
 from cassperf.workload.run import run_spec
 from tests.conftest import latte_or_skip, started_cluster
 

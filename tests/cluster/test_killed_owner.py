@@ -11,6 +11,7 @@ Run under the CPU lock:  flock /tmp/cassperf-cpu.lock .venv/bin/pytest tests/clu
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -252,6 +253,10 @@ def test_the_pipeline_adopts_a_dead_owners_cluster_it_needs_and_stops_it_at_the_
                    f"{owners.me().describe()}"]
     [record] = owners.records()
     assert (record.kind, record.owner) == ("cluster", owners.me())
+    # a later notebook asking other heaps gets the cluster restarted with them (it is now this run's)
+    bigger = clusters.provide(ClusterNeed("lab-dc1_1", "dc1:1", "127.0.70.2", 768, None))
+    assert bigger.started and bigger.stopped == ("lab-dc1_1",)
+    assert json.loads((world.data / "clusters" / "lab-dc1_1" / "cluster.json").read_text())["heap_mb"] == 768
     assert clusters.stop_all() == ["lab-dc1_1"]
     assert not process.is_ours(int(pid), world.data / "clusters" / "lab-dc1_1" / "node1")
     assert owners.records() == []

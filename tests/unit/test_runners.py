@@ -231,14 +231,14 @@ def test_latte_commands_for_a_mix_with_deletes_at_a_rate_over_threads():
                         concurrency=100, rate="throttle=2000/s", local_dc="dc1", population="uniform(1..5000)",
                         interval_s=0.5, connections_per_host=4, max_pending=128, hdr_file="x.hdr",
                         nodes=("10.0.0.1", "10.0.0.2"))
-    cmd = latte_commands(spec, "latte", threads=3)
+    cmd = latte_commands(spec, "latte", worker_threads=3)
     assert cmd.run == [
         "latte", "run", str(WORKLOAD), "-f", "write:4,read:5,delete:1", "-d", "600s", "-t", "3", "-p", "34",
         "-r", "2000", "-s", "500ms", "--consistency", "LOCAL_QUORUM", "--datacenter", "dc1", "-c", "4",
         "-P", 'keyspace="keyspace1"', "-P", "columns=5", "-P", "column_size=818",
         "-P", 'key_dist="uniform"', "-P", "key_low=1", "-P", "key_high=5000", "-q", "10.0.0.1", "10.0.0.2"]
     assert cmd.notes == [
-        "concurrency 100 over 3 latte threads: 34 per thread, 102 requests in flight",
+        "concurrency 100 over 3 latte worker threads: 34 per thread, 102 requests in flight",
         "rate throttle=2000/s runs as latte -r 2000: latte has one rate mode, a fixed schedule",
         "max_pending=128 has no latte equivalent and is ignored (latte keeps its JSON report; `latte hdr <report>` "
         "writes an HDR log)",
@@ -258,8 +258,8 @@ def test_latte_reads_default_to_cassandra_stress_gaussian_population():
 def test_latte_refuses_serial_consistency_and_bad_thread_counts():
     with pytest.raises(WorkloadSpecError, match="latte has no consistency level SERIAL"):
         latte_commands(WorkloadSpec(op="write", n=10, cl="SERIAL"), "latte")
-    with pytest.raises(WorkloadSpecError, match="latte threads must be a whole number >= 1, got 0"):
-        latte_commands(WorkloadSpec(op="write", n=10), "latte", threads=0)
+    with pytest.raises(WorkloadSpecError, match="latte worker_threads must be a whole number >= 1, got 0"):
+        latte_commands(WorkloadSpec(op="write", n=10), "latte", worker_threads=0)
 
 
 def test_rune_string_literals_escape_quotes_backslashes_and_newlines():

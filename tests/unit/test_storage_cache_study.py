@@ -12,7 +12,7 @@ import pytest
 
 from cassperf.errors import ConfigError
 from cassperf.experiments import storage_cache as sc
-from cassperf.experiments.executor import LocalRunner
+from cassperf.experiments.runner import LocalRunner
 from cassperf.experiments.node_actions import make_warm
 from cassperf.experiments.study import Calibrated
 from cassperf.storage.facts import measure_storage, storage_name

@@ -13,8 +13,7 @@ power     the minimum detectable effect, calibrated so the power at the stated M
 verdicts  claims by kind (directional, TOST, plateau), the A/A control, the claims table
 simulate  simulated studies with known effects (AR(1) intervals, pauses, ramps, run and block
           effects, HDR histograms); calibration: the method's error rates and power on them
-tables    the published garbagecollect table; one row per run for sweep charts
-sweep     sweep plans (parameter products) and which points still have no stored run
+tables    one row per run with its steady-window figures (the log explorer's frame)
 format    the published number style: 1.5k/s, 10.28k micros, 60 263
 machines  which machine a run was measured on (label, hardware record) and which runs share a table
 node_cpu  node CPU over a window from the sampler's process CPU, CPU per 1,000 rows
@@ -30,8 +29,7 @@ from cassperf.analysis.format import fmt_micros, fmt_ms, fmt_pct, fmt_rate
 from cassperf.analysis.repeats import left_out, run_figures
 from cassperf.analysis.select import AnalysisError
 from cassperf.analysis.steady import SteadyState, steady_state
-from cassperf.analysis.sweep import SweepPlan, pending
-from cassperf.analysis.tables import phase_table, runs_frame
+from cassperf.analysis.tables import runs_frame
 from cassperf.analysis.windows import (
     Window,
     phase_window,
@@ -45,8 +43,8 @@ from cassperf.analysis.windows import (
 
 __all__ = [
     "AnalysisError", "ArmComparison", "compare_arms", "compare_groups", "compare_runs", "compare_windows",
-    "Comparison", "fmt_micros", "fmt_ms", "fmt_pct", "fmt_rate", "left_out", "pending", "phase_table",
+    "Comparison", "fmt_micros", "fmt_ms", "fmt_pct", "fmt_rate", "left_out",
     "phase_window", "run_figures", "run_window", "runs_frame", "slice_histograms", "slice_intervals",
-    "slice_metrics", "stability", "steady_state", "SteadyState", "SweepPlan", "Window", "window_before",
+    "slice_metrics", "stability", "steady_state", "SteadyState", "Window", "window_before",
     "window_stats",
 ]

@@ -204,9 +204,10 @@ class ContainerCluster(LocalCluster):
 
     # -- LocalCluster's hooks ----------------------------------------------------------------
     def _mounts(self) -> list[str]:
-        """--volume options: the jars and the Jolokia agent read-only, the cluster folder and any
-        folder a yaml override puts outside it read-write, each at its own path."""
-        ro = [self.jars().lib_dir] + ([_jolokia_dir()] if self.use_jolokia else [])
+        """--volume options: the jars, the role manager's class and the Jolokia agent read-only, the
+        cluster folder and any folder a yaml override puts outside it read-write, each at its own path."""
+        ro = [self.jars().lib_dir] + ([self.auth_classes] if self.auth_classes else []) + \
+            ([_jolokia_dir()] if self.use_jolokia else [])
         rw = [self.root]
         for key in _DIR_KEYS:
             value = self.yaml_overrides.get(key)

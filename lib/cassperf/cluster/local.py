@@ -183,6 +183,8 @@ class LocalCluster(ClusterHandle):
         self.start_timeout_s = start_timeout_s
         self.root = (root or config.clusters_dir()) / name
         self.tls_enabled = bool(tls)
+        #: the folder of the role manager's class on the nodes' classpath (cluster.role_manager); set by start()
+        self.auth_classes: Path | None = None
         #: what clients trust (the cluster's CA), as for a user's cluster (RemoteCluster.tls); None without TLS
         self.tls: TlsOptions | None = ClusterTls(self.root / "tls").client_options() if tls else None
         offset = int(ipaddress.IPv4Address(first_address)) - int(ipaddress.IPv4Address("127.0.0.1"))
@@ -348,7 +350,7 @@ class LocalCluster(ClusterHandle):
         jolokia = jarmod.resolve_jolokia() if self.use_jolokia else None
         access = self.access(create=True)
         assert access is not None
-        auth_classes = role_manager.compiled_classes(self.version, jars.classpath(), java)
+        self.auth_classes = auth_classes = role_manager.compiled_classes(self.version, jars.classpath(), java)
         tls = ensure_cluster_tls(self.root, [(n.name, n.address) for n in self.nodes]) if self.tls_enabled else None
         self._write_cqlshrc(access)
         self.root.mkdir(parents=True, exist_ok=True)

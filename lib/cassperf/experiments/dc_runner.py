@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from cassperf.errors import ConfigError
-from cassperf.experiments.executor import SAMPLE_INTERVAL_S, LocalRunner, PartialRun, spec_key
+from cassperf.experiments.runner import SAMPLE_INTERVAL_S, LocalRunner, PartialRun, spec_key
 from cassperf.experiments.study import Arm
 from cassperf.workload.spec import WorkloadSpec
 

@@ -206,6 +206,7 @@ class DeploymentStudy(Study):
     name: ClassVar[str] = STUDY
     title: ClassVar[str] = "Deployment comparison"
     source: ClassVar[str] = SOURCE
+    REPORT: ClassVar[str] = "cassperf.experiments.deployment_report"
     NOT_IN_PLAN: ClassVar[tuple[str, ...]] = ("experiment", "repeats", "cluster_name", "first_address",
                                               "cluster_heap_mb", "tmpfs_dir", "contact_points", "imported_filter")
     SAMPLER: ClassVar[dict[str, Any]] = {"jmx": "none", "interval_s": 1.0}
@@ -247,7 +248,7 @@ class DeploymentStudy(Study):
         return self.machine.strip() or socket.gethostname() or "this-machine"
 
     def check_parameters(self, parameters: Mapping[str, Any]) -> None:
-        from cassperf.experiments.sweep import check_embedded_scale
+        from cassperf.experiments.study import check_embedded_scale
 
         check_embedded_scale(self.contact_points, rows=self.rows)
 
@@ -363,11 +364,6 @@ class DeploymentStudy(Study):
         return arms[0].name
 
     # -- the analysis --------------------------------------------------------------------------
-    @classmethod
-    def report_parts(cls, outcome: Any) -> tuple[Any, Any, Mapping[str, Callable[[], Any]]]:
-        from cassperf.experiments import deployment_report as rep
-
-        return rep.parts(outcome)
 
 
 # -- the published tables ----------------------------------------------------------------------

@@ -24,7 +24,7 @@ def imported_runs(outcome: StudyOutcome) -> list[Any]:
     """Complete runs carrying the study's ``imported_filter`` labels and a deployment label."""
     from pathlib import Path
 
-    from cassperf.experiments.sweep import parse_label_filter
+    from cassperf.experiments.outcome import parse_label_filter
     from cassperf.results.catalog import catalog
     from cassperf.results.store import load_run
 

@@ -43,50 +43,11 @@ import pandas as pd
 from cassperf import config
 from cassperf.errors import ConfigError
 from cassperf.experiments.calibrate import calibrate, warm_up
+from cassperf.experiments.runner import PartialRun, spec_key
 from cassperf.experiments.schedule import Slot, schedule
 from cassperf.experiments.study import AA_SUFFIX, Arm, Calibrated, Study, aa_twin
-from cassperf.workload.spec import WorkloadSpec
 
 STUDIES_DIR = ".studies"
-#: sampler interval of measured runs, s
-SAMPLE_INTERVAL_S = 2.0
-
-
-def spec_key(spec: WorkloadSpec, tool: str) -> str:
-    """12 hex digits naming the workload exactly (the spec and the tool)."""
-    import hashlib
-
-    return hashlib.sha256("|".join([tool, repr(spec)]).encode()).hexdigest()[:12]
-
-
-# -- who runs an arm -----------------------------------------------------------------------------
-class PartialRun(Exception):
-    """Raised by a runner when some of an arm's clients did not finish: ``run_ids`` every run of
-    the slot (stored; the lost ones marked failed), ``ran`` how many finished, ``note`` which
-    client was lost and why. The slot is stored partial (failed when none finished)."""
-
-    def __init__(self, run_ids: list[str], ran: int, note: str) -> None:
-        super().__init__(note)
-        self.run_ids, self.ran, self.note = run_ids, ran, note
-
-
-class LocalRunner:
-    """Runs an arm's one spec in this process through the one entry point, run_spec."""
-
-    def run(self, arm: Arm, cluster: Any, labels: Mapping[str, str], *, root: Path, warmup_s: float,
-            sample: bool = True, sampler: Mapping[str, Any] | None = None) -> list[str]:
-        """Run ids of the stored run(s); RunFailedError (stored, marked failed) when it failed."""
-        from cassperf.workload.run import run_spec
-
-        if arm.spec is None:
-            raise ConfigError(f"arm {arm.name!r} has clients per DC: this study needs a runner that places them")
-        options = {"tables": arm.tables, "interval_s": SAMPLE_INTERVAL_S, **dict(sampler or {})} if sample else None
-        during = arm.during
-        run = run_spec(arm.spec, cluster, tool=arm.tool, labels={**labels, "tool": arm.tool,
-                                                                 "spec_key": spec_key(arm.spec, arm.tool)},
-                       sampler=options, during=None if during is None else (lambda writer: during(writer, cluster)),
-                       root=root, progress=False, warmup_s=warmup_s)
-        return [run.run_id]
 
 
 # -- the study's record --------------------------------------------------------------------------

@@ -52,6 +52,7 @@ class GCStudy(Study):
     name: ClassVar[str] = STUDY
     title: ClassVar[str] = "nodetool garbagecollect on a live LCS + LZ4 table"
     source: ClassVar[str] = SOURCE
+    REPORT: ClassVar[str] = "cassperf.experiments.garbagecollect_report"
 
     keys: int = 20_000                  # rows loaded first (the study: 200+ GB per node)
     rate_ops_s: int = 0                 # fixed rate of the mixed load; 0: rate_share of the calibrated best
@@ -93,7 +94,7 @@ class GCStudy(Study):
         super().__post_init__()
 
     def check_parameters(self, parameters: Mapping[str, Any]) -> None:
-        from cassperf.experiments.sweep import check_embedded_scale
+        from cassperf.experiments.study import check_embedded_scale
 
         check_embedded_scale(str(parameters.get("contact_points", "")), keys=self.keys)
 
@@ -177,8 +178,3 @@ class GCStudy(Study):
         return during
 
     # -- the analysis --------------------------------------------------------------------------
-    @classmethod
-    def report_parts(cls, outcome: Any) -> tuple[Any, Any, Mapping[str, Callable[[], Any]]]:
-        from cassperf.experiments import garbagecollect_report as rep
-
-        return rep.parts(outcome)

@@ -62,6 +62,7 @@ class MultiDCStudy(Study):
     name: ClassVar[str] = STUDY
     title: ClassVar[str] = "Two data centers with distance between them"
     source: ClassVar[str] = SOURCE
+    REPORT: ClassVar[str] = "cassperf.experiments.multidc_report"
 
     dcs: Sequence[str] = ("dc1", "dc2")
     rows: int = 10_000                      # keys loaded per replicated keyspace (the study: 10,000,000)
@@ -110,7 +111,7 @@ class MultiDCStudy(Study):
 
     # -- the cluster it needs ------------------------------------------------------------------
     def check_parameters(self, parameters: Mapping[str, Any]) -> None:
-        from cassperf.experiments.sweep import check_embedded_scale
+        from cassperf.experiments.study import check_embedded_scale
 
         contact = str(parameters.get("contact_points", ""))
         check_embedded_scale(contact, rows=self.rows)
@@ -258,8 +259,3 @@ class MultiDCStudy(Study):
         return network.study_baseline(runner.place, list(self.dcs), self.inter_dc_rtt_ms, self.iperf3_s)
 
     # -- the analysis --------------------------------------------------------------------------
-    @classmethod
-    def report_parts(cls, outcome: Any) -> tuple[Any, Any, Mapping[str, Callable[[], Any]]]:
-        from cassperf.experiments import multidc_report as rep
-
-        return rep.parts(outcome)

@@ -15,7 +15,7 @@ comparison of its arm with its reason.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import pandas as pd
@@ -183,7 +183,7 @@ def claims(outcome: StudyOutcome, figures: pd.DataFrame | None = None) -> pd.Dat
     sweep = sorted((int(a["labels"]["threads"]), a["name"]) for a in outcome.record.get("arms", [])
                    if a["labels"].get("part") == "quorum-read" and "aa" not in a["labels"])
     if len(sweep) >= 2:
-        (t0, a0), (t1, a1) = sweep[0], sweep[-1]
+        (_, a0), (_, a1) = sweep[0], sweep[-1]
         rows.append(claim("More client threads give more QUORUM read ops/s (each read waits on the round trip, so "
                           "parallel reads add up)", src, directional(cmp(a0, a1, "read"), +1), SHARED))
         rows.append(claim("QUORUM read latency stays about the same as client threads increase", src,

@@ -121,3 +121,14 @@ def run_figures(outcome: StudyOutcome) -> Any:
     from cassperf.analysis.repeats import run_figures as figures_of
 
     return figures_of(outcome.runs)
+
+
+def parse_label_filter(text: str) -> dict[str, str]:
+    """``"source=paper,dc=dc1"`` -> ``{"source": "paper", "dc": "dc1"}`` (a notebook parameter)."""
+    out: dict[str, str] = {}
+    for part in (p.strip() for p in text.split(",") if p.strip()):
+        key, sep, value = part.partition("=")
+        if not sep or not key.strip():
+            raise ConfigError(f"label filter {part!r}: expected KEY=VALUE[,KEY=VALUE...], e.g. 'source=prod'")
+        out[key.strip()] = value.strip()
+    return out

@@ -49,6 +49,7 @@ class RFStudy(Study):
     name: ClassVar[str] = STUDY
     title: ClassVar[str] = "Replication factor and consistency levels"
     source: ClassVar[str] = SOURCE
+    REPORT: ClassVar[str] = "cassperf.experiments.replication_factor_report"
 
     rfs: Sequence[int] = (1, 2, 3)
     read_rfs: Sequence[int] = (1, 3)
@@ -91,7 +92,7 @@ class RFStudy(Study):
         return sorted({*self.rfs, *self.thread_sweep_rfs, *self.mixed_rfs, self.cl_sweep_rf})
 
     def check_parameters(self, parameters: Mapping[str, Any]) -> None:
-        from cassperf.experiments.sweep import check_embedded_scale
+        from cassperf.experiments.study import check_embedded_scale
 
         check_embedded_scale(str(parameters.get("contact_points", "")), rows=self.rows)
         if str(parameters.get("contact_points", "")).strip() or not parameters.get("cluster_topology"):
@@ -185,8 +186,3 @@ class RFStudy(Study):
                 "minutes on one machine.") if gone else ""
 
     # -- the analysis --------------------------------------------------------------------------
-    @classmethod
-    def report_parts(cls, outcome: Any) -> tuple[Any, Any, Mapping[str, Callable[[], Any]]]:
-        from cassperf.experiments import replication_factor_report as rep
-
-        return rep.parts(outcome)

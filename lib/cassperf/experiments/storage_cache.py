@@ -43,7 +43,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 from cassperf.errors import ConfigError
-from cassperf.experiments.executor import LocalRunner
+from cassperf.experiments.runner import LocalRunner
 from cassperf.experiments.study import Arm, Calibrated, Preparation, Study
 from cassperf.workload.spec import Compression, Replication, WorkloadSpec
 
@@ -96,6 +96,7 @@ class StorageStudy(Study):
     name: ClassVar[str] = STUDY
     title: ClassVar[str] = "Storage layout and cache state"
     source: ClassVar[str] = SOURCE
+    REPORT: ClassVar[str] = "cassperf.experiments.storage_cache_report"
     #: where the study runs and the runbook's settings: not what it measures
     NOT_IN_PLAN: ClassVar[tuple[str, ...]] = ("experiment", "repeats", "contact_points", "storage_label",
                                               "loop_size_mb", *RUNBOOK)
@@ -287,7 +288,7 @@ class StorageStudy(Study):
 
     # -- the hooks -------------------------------------------------------------------------------
     def check_parameters(self, parameters: Mapping[str, Any]) -> None:
-        from cassperf.experiments.sweep import check_embedded_scale
+        from cassperf.experiments.study import check_embedded_scale
 
         check_embedded_scale(str(parameters.get("contact_points", "")), rows=self.rows)
 
@@ -338,11 +339,6 @@ class StorageStudy(Study):
         return {"configurations": found}
 
     # -- the analysis ------------------------------------------------------------------------------
-    @classmethod
-    def report_parts(cls, outcome: Any) -> tuple[Any, Any, Mapping[str, Callable[[], Any]]]:
-        from cassperf.experiments import storage_cache_report as rep
-
-        return rep.parts(outcome)
 
 
 def _warm(keyspace: str) -> Callable[[Any], str]:

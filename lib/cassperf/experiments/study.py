@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from cassperf.errors import ConfigError
+from cassperf.experiments.runner import LocalRunner
 from cassperf.workload.spec import WorkloadSpec
 
 #: Labels the executor gives every run (a study's own labels must not use them).
@@ -229,8 +230,6 @@ class Study(StudyParameters):
     @contextmanager
     def runner(self, contexts: Mapping[str, Any]) -> Iterator[Any]:
         """What runs one arm (client placement); the default runs its spec in this process."""
-        from cassperf.experiments.executor import LocalRunner
-
         yield LocalRunner()
 
     def baseline(self, contexts: Mapping[str, Any], runner: Any) -> Mapping[str, Any] | None:
@@ -259,11 +258,11 @@ class Study(StudyParameters):
         """Refuse, before anything runs, a cluster this plan cannot run on."""
 
     # -- the analysis --------------------------------------------------------------------------
-    @classmethod
-    def report_parts(cls, outcome: Any) -> tuple[Any, Any, Mapping[str, Callable[[], Any]]]:
-        """(claims frame, run figures frame, {section key: builder of a report Section}) of a
-        stored outcome (cassperf.experiments.outcome.StudyOutcome)."""
-        raise NotImplementedError
+    #: the module of the study's report (cassperf.experiments.<study>_report): its ``parts(outcome)``
+    #: gives (claims frame, run figures frame, {section key: builder of a report Section}) of a stored
+    #: outcome (experiments.outcome.StudyOutcome). The report layer loads it by this name, so the plan
+    #: (this module's subclass) never imports its report, and the report imports the plan.
+    REPORT: ClassVar[str] = ""
 
 
 def aa_twin(arms: Sequence[Arm], name: str) -> Arm:
@@ -274,3 +273,18 @@ def aa_twin(arms: Sequence[Arm], name: str) -> Arm:
     raise ConfigError(f"aa_arm {name!r} is not an arm of this plan; arms: {', '.join(a.name for a in arms)}")
 
 
+#: Above this many operations in one run the embedded cluster (every node on this machine) would
+#: take hours: such a parameter set is for a real cluster.
+EMBEDDED_MAX_OPS = 2_000_000
+
+
+def check_embedded_scale(contact_points: str, **sizes: int) -> None:
+    """Refuse published-scale sizes (e.g. rows=10,000,000) on the embedded cluster, naming the
+    parameter and the fix, instead of a run that would not finish."""
+    if contact_points.strip():
+        return
+    for name, value in sizes.items():
+        if value > EMBEDDED_MAX_OPS:
+            raise ConfigError(f"{name}={value:,} is the published scale, for a real cluster: on the embedded "
+                              f"cluster (every node on this machine) it would take hours. Give contact_points of "
+                              f"your cluster (-p contact_points 10.0.0.4,...), or use the local parameter set")

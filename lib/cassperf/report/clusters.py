@@ -22,6 +22,8 @@ clusters it started, which would otherwise share the CPU and the addresses with 
 
 from __future__ import annotations
 
+import json
+
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
@@ -92,6 +94,14 @@ class Provision:
     stopped: tuple[str, ...]
 
 
+def _running_heap_mb(cluster: Any) -> int | None:
+    """The heap per node (MB) the running cluster was started with (its cluster.json), if known."""
+    try:
+        return int(json.loads((cluster.root / "cluster.json").read_text())["heap_mb"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 class PipelineClusters:
     """The clusters one pipeline run provides; `stop_all()` stops only those it started or
     adopted from a dead owner. `log` gets what was found of dead owners, one line each."""
@@ -132,12 +142,23 @@ class PipelineClusters:
         pipeline started for other shapes). Raises ClusterError/ConfigError as LocalCluster does."""
         t0 = time.monotonic()
         cluster = self._cluster(need)
-        if all(s.up for s in cluster.status()):
-            cluster.start()   # checks that the running cluster is the one asked for; starts nothing
-            if cluster.adopted:                   # a dead owner's: this run stops it at the end
-                self.started[need.name] = cluster
-            return Provision(need, False, time.monotonic() - t0, ())
         stopped = []
+        if all(s.up for s in cluster.status()):
+            running_heap = _running_heap_mb(cluster)
+            if need.heap_mb and running_heap and running_heap != need.heap_mb:
+                if need.name in self.started:     # ours, started for another notebook: restart with the heap asked
+                    self.started.pop(need.name).stop()
+                    stopped.append(need.name)
+                else:                             # the user's: reused as it runs, and said
+                    cluster.heap_mb = running_heap
+                    if self.log is not None:
+                        self.log(f"{need.name} runs with {running_heap} MB heaps, not the {need.heap_mb} MB asked; "
+                                 f"reused as it runs (stop it to get {need.heap_mb} MB)")
+            if not stopped:
+                cluster.start()   # checks that the running cluster is the one asked for; starts nothing
+                if cluster.adopted:                   # a dead owner's: this run stops it at the end
+                    self.started[need.name] = cluster
+                return Provision(need, False, time.monotonic() - t0, ())
         for name in [n for n in self.started if n != need.name]:
             self.started.pop(name).stop()
             stopped.append(name)

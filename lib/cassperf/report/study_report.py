@@ -19,6 +19,7 @@ says so.
 from __future__ import annotations
 
 import html
+import importlib
 import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -202,12 +203,12 @@ def study_report(study_class: type[Study], namespace: Mapping[str, Any],
                  build: Callable[[StudyOutcome], tuple[pd.DataFrame, pd.DataFrame, Mapping[str, Callable[[], Section]]]]
                  | None = None) -> StudyReport:
     """Parameters (``globals()`` of the notebook) -> study -> run or analyse only -> StudyReport.
-    ``build(outcome) -> (claims, figures, sections)`` defaults to the study class's ``report_parts``."""
+    ``build(outcome) -> (claims, figures, sections)`` defaults to ``parts`` of the study's report
+    module (``study_class.REPORT``)."""
     from cassperf.cluster.study import CLUSTER_PARAMETERS, study_cluster
     from cassperf.errors import NotAddressable
     from cassperf.experiments.executor import execute
-    from cassperf.experiments.outcome import load_outcome
-    from cassperf.experiments.sweep import parse_label_filter
+    from cassperf.experiments.outcome import load_outcome, parse_label_filter
     from cassperf.plots import use_report_renderer
     from cassperf.report.header import describe_cluster, report_parameters
 
@@ -234,7 +235,7 @@ def study_report(study_class: type[Study], namespace: Mapping[str, Any],
             return StudyReport(outcome, claims, figures, sections, where or where_text(cluster_desc), cluster_desc,
                                params)
     outcome = load_outcome(study, empty_ok=analyse_only, **parse_label_filter(str(params.get("label_filter", ""))))
-    claims, figures, sections = (build or type(outcome.study).report_parts)(outcome)
+    claims, figures, sections = (build or importlib.import_module(study_class.REPORT).parts)(outcome)
     return StudyReport(outcome, claims, figures, sections, where or where_text(cluster_desc), cluster_desc, params)
 
 

@@ -51,10 +51,10 @@ class AcsyllaBackend(Backend):
     def version() -> str:
         return f"acsylla {acsylla.version.__version__}"
 
-    async def connect(self, target: Target, consistency: str, keyspace: str, concurrency: int,
+    async def connect(self, target: Target, cl: str, keyspace: str, concurrency: int,
                       connections_per_host: int | None = None) -> None:
         kwargs: dict[str, Any] = {
-            "port": target.port, "consistency": consistency, "token_aware_routing": True,
+            "port": target.port, "consistency": cl, "token_aware_routing": True,
             "request_timeout": target.request_timeout_s, "connect_timeout": 10.0, "log_level": "error",
             "num_threads_io": 1, "queue_size_io": max(8192, 2 * concurrency),
             "core_connections_per_host": connections_per_host or 1,

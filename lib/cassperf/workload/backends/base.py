@@ -99,9 +99,9 @@ class Backend(ABC):
     paced_ops_s_per_process: int = 2_000
 
     @abstractmethod
-    async def connect(self, target: Target, consistency: str, keyspace: str, concurrency: int,
+    async def connect(self, target: Target, cl: str, keyspace: str, concurrency: int,
                       connections_per_host: int | None = None) -> None:
-        """Open sessions: token-aware, DC-aware (target.local_dc), at ``consistency``;
+        """Open sessions: token-aware, DC-aware (target.local_dc), at consistency level ``cl``;
         ``connections_per_host`` None keeps the backend's default (1 per host)."""
 
     @abstractmethod

@@ -47,11 +47,11 @@ class DriverBackend(Backend):
                 return f"{dist.replace('_', '-')} {cassandra.__version__}"
         return f"cassandra {cassandra.__version__}"
 
-    async def connect(self, target: Target, consistency: str, keyspace: str, concurrency: int,
+    async def connect(self, target: Target, cl: str, keyspace: str, concurrency: int,
                       connections_per_host: int | None = None) -> None:
         profile = ExecutionProfile(
             load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc=target.local_dc)),
-            consistency_level=ConsistencyLevel.name_to_value[consistency],
+            consistency_level=ConsistencyLevel.name_to_value[cl],
             request_timeout=target.request_timeout_s, row_factory=tuple_factory,
             retry_policy=FallthroughRetryPolicy())  # tried once: failures counted as the server said
         kwargs: dict[str, Any] = {"contact_points": list(target.contact_points), "port": target.port,

@@ -12,7 +12,7 @@ rows of cassandra-stress's keyspace1.standard1 schema. The spec maps onto latte 
     op / ratio          -f write | read | delete | write:4,read:5,delete:1 (weights, as latte takes them)
     n / duration        -d <n> (cycles) | -d <seconds>s
     warmup=False        -w 0 (otherwise latte's default, one warmup cycle)
-    concurrency         -t <threads> -p <ceil(concurrency / threads)>  (requests in flight)
+    concurrency         -t <worker_threads> -p <ceil(concurrency / worker_threads)>  (requests in flight)
     rate                -r <ops/s> for fixed and throttle (latte has one rate mode: a schedule)
     interval_s          -s <interval>
     cl                  --consistency (latte has no SERIAL / LOCAL_SERIAL: a WorkloadSpecError)
@@ -166,11 +166,12 @@ class LatteCommand:
 
 
 def latte_commands(spec: WorkloadSpec, executable: str | Path, *, cluster: Any = None, workload: Path = WORKLOAD,
-                   threads: int = 1, report_path: str | Path | None = None,
+                   worker_threads: int = 1, report_path: str | Path | None = None,
                    log_dir: str | Path | None = None) -> LatteCommand:
     """The `latte schema` and `latte run` argv for `spec` (see the module doc for the mapping)."""
-    if isinstance(threads, bool) or not isinstance(threads, int) or threads < 1:
-        raise WorkloadSpecError("threads", f"latte threads must be a whole number >= 1, got {threads!r}")
+    if isinstance(worker_threads, bool) or not isinstance(worker_threads, int) or worker_threads < 1:
+        raise WorkloadSpecError("worker_threads",
+                                f"latte worker_threads must be a whole number >= 1, got {worker_threads!r}")
     if spec.cl not in LATTE_CONSISTENCY:
         raise WorkloadSpecError("cl", f"latte has no consistency level {spec.cl} (it takes "
                                       f"{', '.join(LATTE_CONSISTENCY)})")
@@ -196,11 +197,11 @@ def latte_commands(spec: WorkloadSpec, executable: str | Path, *, cluster: Any =
            "-d", str(spec.n) if spec.n is not None else f"{spec.duration}s"]
     if not spec.warmup:
         run += ["-w", "0"]
-    per_thread = math.ceil(spec.concurrency / threads)
-    if per_thread * threads != spec.concurrency:
-        notes.append(f"concurrency {spec.concurrency} over {threads} latte threads: {per_thread} per thread, "
-                     f"{per_thread * threads} requests in flight")
-    run += ["-t", str(threads), "-p", str(per_thread)]
+    per_thread = math.ceil(spec.concurrency / worker_threads)
+    if per_thread * worker_threads != spec.concurrency:
+        notes.append(f"concurrency {spec.concurrency} over {worker_threads} latte worker threads: {per_thread} per "
+                     f"thread, {per_thread * worker_threads} requests in flight")
+    run += ["-t", str(worker_threads), "-p", str(per_thread)]
     if spec.rate.kind != "unlimited":
         run += ["-r", str(spec.rate.ops_per_s)]
         if spec.rate.kind == "throttle":
@@ -285,7 +286,7 @@ def _shown(argv: list[str]) -> str:
 
 
 def run_latte(spec: WorkloadSpec, writer: Any, *, cluster: Any = None, executable: str | Path | None = None,
-              schema: bool = True, threads: int = 1, progress: bool = True, timeout_s: float | None = None,
+              schema: bool = True, worker_threads: int = 1, progress: bool = True, timeout_s: float | None = None,
               env: Mapping[str, str] | None = None) -> LatteResult:
     """Run latte for `spec` into `writer` (an open RunWriter); see the module doc."""
     exe = Path(executable) if executable is not None else locate_latte(env)
@@ -300,7 +301,7 @@ def run_latte(spec: WorkloadSpec, writer: Any, *, cluster: Any = None, executabl
     raw_path = raw_dir / RAW_NAME
     with private_workdir(enabled=redactor is not None) as private:
         out_dir = private / "cwd" if private is not None else raw_dir
-        cmd = latte_commands(spec, exe, cluster=cluster, threads=threads, report_path=out_dir / REPORT_NAME,
+        cmd = latte_commands(spec, exe, cluster=cluster, worker_threads=worker_threads, report_path=out_dir / REPORT_NAME,
                              log_dir=out_dir)
         shown_run = redactor.argv(cmd.run) if redactor else cmd.run
         shown_schema = redactor.argv(cmd.schema) if redactor else cmd.schema
