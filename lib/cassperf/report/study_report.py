@@ -216,7 +216,7 @@ def study_report(study_class: type[Study], namespace: Mapping[str, Any],
     params = report_parameters(namespace)
     study = study_class.from_parameters(params)
     analyse_only = bool(params.get("analyse_only"))
-    cluster_desc, where = None, ""
+    cluster_desc, where, refused = None, "", ""
     if not analyse_only:
         study.check_parameters(params)
         cluster = None
@@ -227,15 +227,13 @@ def study_report(study_class: type[Study], namespace: Mapping[str, Any],
         try:
             execute(study, cluster, progress=True)
         except NotAddressable as exc:     # nothing ran: the report says why, with no stored run of elsewhere
-            outcome = StudyOutcome(study, {}, [], note=f"not addressable on this cluster: {exc}")
-            claims, figures, sections = (build or type(outcome.study).report_parts)(outcome)
-            if not claims.empty:
-                claims = claims.assign(verdict="not shown", reason="not addressable on this cluster (the paragraph "
-                                                                   "above says what it lacks): nothing was run")
-            return StudyReport(outcome, claims, figures, sections, where or where_text(cluster_desc), cluster_desc,
-                               params)
-    outcome = load_outcome(study, empty_ok=analyse_only, **parse_label_filter(str(params.get("label_filter", ""))))
+            refused = f"not addressable on this cluster: {exc}"
+    outcome = StudyOutcome(study, {}, [], note=refused) if refused else \
+        load_outcome(study, empty_ok=analyse_only, **parse_label_filter(str(params.get("label_filter", ""))))
     claims, figures, sections = (build or importlib.import_module(study_class.REPORT).parts)(outcome)
+    if refused and not claims.empty:
+        claims = claims.assign(verdict="not shown", reason="not addressable on this cluster (the paragraph above says "
+                                                           "what it lacks): nothing was run")
     return StudyReport(outcome, claims, figures, sections, where or where_text(cluster_desc), cluster_desc, params)
 
 
