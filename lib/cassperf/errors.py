@@ -17,6 +17,11 @@ class ConfigError(CassperfError):
     """Bad user input (a topology, a parameter) or a machine that cannot do what was asked."""
 
 
+class NotAddressable(ConfigError):
+    """The cluster lacks what a study's claims need (e.g. JMX for nodetool garbagecollect): the
+    study runs nothing on it and its report says the claims are not addressable there."""
+
+
 class ToolError(CassperfError):
     """An external command (nodetool, mvn, java, a stress tool) failed."""
 

@@ -15,7 +15,7 @@ import logging
 import os
 import warnings
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -81,6 +81,44 @@ class LocalNodeRef:
     pid: Callable[[], int | None]
 
 
+def _reason(err: BaseException | str) -> tuple[str, str]:
+    """(kind, what happened) of one node's connection error: kind is auth, tls or network."""
+    text = str(err)
+    if "requires authentication" in text:
+        return "auth", "the node asks for a username and password and none were given"
+    if isinstance(err, AuthenticationFailed) or "Authentication" in text or "Bad credentials" in text:
+        return "auth", "the node refused the username and password (bad credentials)"
+    if "CERTIFICATE_VERIFY_FAILED" in text or "certificate verify failed" in text:
+        return "tls", "its TLS certificate is not signed by a CA this client trusts (certificate verify failed)"
+    if "IP address mismatch" in text or "doesn't match" in text or "Hostname mismatch" in text:
+        return "tls", "its TLS certificate names another address (hostname mismatch)"
+    if "SSL" in text or "WRONG_VERSION_NUMBER" in text:
+        return "tls", f"the TLS handshake failed ({text.split(']', 1)[-1].strip().rstrip(')').strip() or text})"
+    for known in ("connection refused", "no route to host", "network is unreachable"):
+        if known in text.lower():
+            return "network", known
+    if "timed out" in text.lower():
+        return "network", "no answer (timed out)"
+    return "network", (getattr(err, "strerror", None) or text).lower()
+
+
+HINTS = {"auth": "check CASSPERF_USERNAME / CASSPERF_PASSWORD (README: your own cluster)",
+         "tls": "check that CASSPERF_SSL_CA names the CA that signed the nodes' certificates",
+         "network": "check that the nodes are up and the contact points and port are right"}
+
+
+def connect_error_line(contact_points: list[str], port: int, errors: Mapping[Any, BaseException | str]) -> str:
+    """One line for a failed first connection: which node said what, and the one fix that
+    matters (credentials before TLS before the network: a node that answered tells most)."""
+    reasons = [(str(getattr(host, "address", host)).split(":")[0], *_reason(err)) for host, err in errors.items()]
+    if not reasons:
+        reasons = [(", ".join(contact_points), "network", "no node answered")]
+    kinds = {kind for _, kind, _ in reasons}
+    kind = next(k for k in ("auth", "tls", "network") if k in kinds)
+    said = "; ".join(f"{host}: {text}" for host, k, text in reasons if k == kind)
+    return f"cannot connect to {', '.join(contact_points)} port {port}: {said}; {HINTS[kind]}"
+
+
 class ClusterHandle(ABC):
     """Common interface of LocalCluster and RemoteCluster."""
 
@@ -127,6 +165,12 @@ class ClusterHandle(ABC):
         they run elsewhere (then the driver's hosts are the nodes)."""
         return None
 
+    def jmx_problem(self) -> str | None:
+        """Why nodetool (JMX) cannot reach this cluster's nodes, one line; None when it can.
+        What needs JMX (nodetool garbagecollect, flushes, node metrics) asks this first and
+        says what it did without, instead of failing once per node and call."""
+        return None
+
     def nodetool_read(self, node: str | int, *args: str, timeout: float = 120.0) -> str:
         """nodetool for a command that only reads (the sampler's): run with read-only JMX
         access where the cluster has such a user, else as `nodetool()`."""
@@ -160,13 +204,7 @@ class ClusterHandle(ABC):
             try:
                 self._sessions[keyspace] = self._driver.connect(keyspace)
             except NoHostAvailable as exc:
-                reasons = "; ".join(f"{host}: {err}" for host, err in exc.errors.items()) or str(exc)
-                auth = any(isinstance(e, AuthenticationFailed) or "Authentication" in str(e) for e in exc.errors.values())
-                hint = ("check the credentials in the environment variables named in the README "
-                        "(CASSPERF_USERNAME / CASSPERF_PASSWORD)" if auth else
-                        "check that the nodes are up and the contact points and port are right")
-                raise ClusterError(f"cannot connect to {', '.join(self.contact_points)} port {self.port}: "
-                                   f"{reasons}; {hint}") from None
+                raise ClusterError(connect_error_line(self.contact_points, self.port, exc.errors)) from None
             self._warn_if_credentials_unused()
         return self._sessions[keyspace]
 

@@ -144,6 +144,10 @@ class LocalCluster(ClusterHandle):
     tls             CQL over TLS only, with a CA and node certificates made for the cluster
                     (cluster.tls); with inter_dc_rtt_ms the traffic between DCs is TLS too.
                     Fixed at the first start, like the topology.
+    node_addresses  the nodes' addresses, one per node in topology order, instead of loopback
+                    from first_address (which still sets the JMX ports): a site on a network of
+                    its own, e.g. a network namespace this process runs in (`ip netns exec`)
+                    whose interface carries them. Not with inter_dc_rtt_ms.
 
     CQL asks for the cluster's role (`cassperf`, a superuser; its password in
     <cluster>/access/cql.credentials); every client of the workbook uses it by itself.
@@ -156,7 +160,8 @@ class LocalCluster(ClusterHandle):
                  jvm_options: list[str] | None = None, first_address: str = "127.0.0.1", jolokia: bool = True,
                  root: Path | None = None, start_timeout_s: float = 180.0,
                  inter_dc_rtt_ms: float | None = None, java_home: Path | str | None = None,
-                 scratch: Path | str | None = None, tls: bool = False) -> None:
+                 scratch: Path | str | None = None, tls: bool = False,
+                 node_addresses: list[str] | None = None) -> None:
         super().__init__()
         if not name or not all(c.isalnum() or c in "-_" for c in name):
             raise ConfigError(f"cluster name {name!r}: use letters, digits, '-' and '_'")
@@ -190,7 +195,11 @@ class LocalCluster(ClusterHandle):
         self._java: Java | None = None
         self._jars: jarmod.CassandraJars | None = None
         self.network: netns.DcNetwork | None = None
+        self.node_addresses = self._place_on(node_addresses) if node_addresses else None
         if inter_dc_rtt_ms is not None:
+            if self.node_addresses:
+                raise ConfigError("node_addresses and inter_dc_rtt_ms: give one (inter_dc_rtt_ms places the nodes "
+                                  "in namespaces of its own)")
             self._place_in_namespaces(inter_dc_rtt_ms)
         #: where the cluster says what it took over from a dead owner (one line); stderr by default
         self.say: Callable[[str], None] = owners.say
@@ -285,6 +294,7 @@ class LocalCluster(ClusterHandle):
         return {"name": self.name, "topology": self.topology.spec(), "version": self.version,
                 "first_address": self.first_address,
                 **({"inter_dc_rtt_ms": self.network.rtt_ms} if self.network is not None else {}),
+                **({"node_addresses": self.node_addresses} if self.node_addresses else {}),
                 **({"tls": True} if self.tls_enabled else {})}
 
     def _check_state_file(self) -> None:
@@ -632,6 +642,20 @@ class LocalCluster(ClusterHandle):
         return [LocalNodeRef(n.name, n.address, n.pid) for n in self.nodes]
 
     # -- distance between data centers (inter_dc_rtt_ms; cassperf.cluster.netns) ---------------
+    def _place_on(self, addresses: list[str]) -> list[str]:
+        """Give the nodes `addresses` (one each, topology order, IPv4); the list as placed."""
+        placed = [str(a).strip() for a in addresses]
+        if len(placed) != len(self.nodes) or len(set(placed)) != len(placed):
+            raise ConfigError(f"node_addresses={placed!r}: expected {len(self.nodes)} distinct addresses, one per node "
+                              f"of {self.topology.spec()}")
+        for node, address in zip(self.nodes, placed, strict=True):
+            try:
+                ipaddress.IPv4Address(address)
+            except ValueError:
+                raise ConfigError(f"node_addresses: {address!r} is not an IPv4 address") from None
+            node.spec = dataclasses.replace(node.spec, address=address)
+        return placed
+
     def _place_in_namespaces(self, rtt_ms: float) -> None:
         """Give each node its address inside its DC's namespace and describe the network."""
         index = {dc.name: k for k, dc in enumerate(self.topology.datacenters, start=1)}

@@ -8,13 +8,18 @@ Environment:
   CASSPERF_SSL_CA, CASSPERF_SSL_CERT, CASSPERF_SSL_KEY   TLS files (optional)
 
 nodetool is reached through $CASSANDRA_HOME/bin/nodetool or `nodetool` on PATH, against the
-node's address and JMX port (7199); a ToolError says so when neither exists.
+node's address and JMX port (7199); a ToolError says so when neither exists. `jmx_problem()`
+says in one line why nodetool cannot reach the nodes (no nodetool here, or the first node's JMX
+port not answering from here), so what needs JMX says what it did without (the sampler, the
+cold-cache step) or refuses before it starts (03's garbagecollect). No Jolokia agent is assumed
+on a user's cluster (ClusterSampler(jolokia_url=...) names one).
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import socket
 import subprocess
 import tempfile
 from pathlib import Path
@@ -41,6 +46,7 @@ class RemoteCluster(ClusterHandle):
         self.password_env = password_env
         self.tls = tls if tls is not None else TlsOptions.from_env()
         self.jmx_port = jmx_port
+        self._jmx_problem: tuple[str | None] | None = None       # (answer,) once asked
 
     @property
     def contact_points(self) -> list[str]:
@@ -85,6 +91,27 @@ class RemoteCluster(ClusterHandle):
                             hint="no nodetool for this remote cluster: set CASSANDRA_HOME to a Cassandra install "
                                  "or put nodetool on PATH")
         return found
+
+    def jmx_problem(self, timeout_s: float = 3.0) -> str | None:
+        """Why nodetool cannot reach the nodes from here (no nodetool; the first contact point's
+        JMX port refusing or silent within `timeout_s`), one line; None when it can. Asked once."""
+        if self._jmx_problem is None:
+            self._jmx_problem = (self._find_jmx_problem(timeout_s),)
+        return self._jmx_problem[0]
+
+    def _find_jmx_problem(self, timeout_s: float) -> str | None:
+        try:
+            self._nodetool_exe()
+        except ToolError:
+            return "no nodetool here (CASSANDRA_HOME unset and none on PATH)"
+        host = self.contact_points[0]
+        try:
+            with socket.create_connection((host, self.jmx_port), timeout=timeout_s):
+                return None
+        except TimeoutError:
+            return f"JMX port {self.jmx_port} of {host} did not answer within {timeout_s:g} s"
+        except OSError as exc:
+            return f"JMX port {self.jmx_port} of {host}: {(exc.strerror or str(exc)).lower()}"
 
     def nodetool(self, node: str | int, *args: str, timeout: float = 120.0) -> str:
         """nodetool against `node`. JMX credentials (CASSPERF_JMX_USERNAME / _PASSWORD) go in a

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from cassperf.errors import ConfigError
+from cassperf.errors import ConfigError, NotAddressable
 from cassperf.experiments.node_actions import (
     garbagecollect,
     on_every_node,
@@ -97,6 +97,16 @@ class GCStudy(Study):
         from cassperf.experiments.study import check_embedded_scale
 
         check_embedded_scale(str(parameters.get("contact_points", "")), keys=self.keys)
+
+    def check_cluster(self, cluster: Any) -> None:
+        """Both arms ask every node over JMX (nodetool garbagecollect, flush, compaction settings):
+        a cluster nodetool cannot reach gets NotAddressable, one line naming what is missing."""
+        problem = cluster.jmx_problem()
+        if problem is not None:
+            raise NotAddressable(f"the garbagecollect and placebo arms need nodetool (JMX) on every node, and this "
+                                 f"cluster offers none here: {problem}. Nothing was run; to run them, install "
+                                 f"Cassandra's tools here (CASSANDRA_HOME) and open the nodes' JMX port to this host "
+                                 f"(credentials in CASSPERF_JMX_USERNAME / CASSPERF_JMX_PASSWORD)")
 
     # -- the plan ------------------------------------------------------------------------------
     def _table(self) -> dict[str, Any]:

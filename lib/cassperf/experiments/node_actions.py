@@ -94,15 +94,20 @@ def make_cold(cluster: Any, *, restart: bool = False, keyspace: str | None = Non
     Always: the keyspace flushed (so reads come from SSTables, not memtables) and the key and
     row caches invalidated on every node (what ``nodetool flush``, ``invalidatekeycache`` and
     ``invalidaterowcache`` do), then the OS page cache
-    dropped (root; stated when not permitted). ``restart=True`` (a LocalCluster) also restarts
+    dropped (root; stated when not permitted). A cluster nodetool cannot reach
+    (``cluster.jmx_problem()``) gets no flush and no invalidation, and the note says why. ``restart=True`` (a LocalCluster) also restarts
     every node, which empties its buffer pools and its chunk cache where one is on
     (``file_cache_enabled``, off by default since 4.1) and leaves the JVM cold, as the published
     study's first runs had them; without it those stay warm (stated)."""
     done: list[str] = []
-    flushed, caches = _flush_and_invalidate(cluster, keyspace)
-    done.append("memtables flushed" if all(r.ok for r in flushed) else f"flush failed on {_failures(flushed)}")
-    done.append("key and row caches invalidated" if all(r.ok for r in caches)
-                else f"cache invalidation failed on {_failures(caches)}")
+    problem = cluster.jmx_problem()
+    if problem is not None:          # a named cluster nodetool cannot reach: said once, nothing tried
+        done.append(f"memtables not flushed and key and row caches not invalidated (no JMX: {problem})")
+    else:
+        flushed, caches = _flush_and_invalidate(cluster, keyspace)
+        done.append("memtables flushed" if all(r.ok for r in flushed) else f"flush failed on {_failures(flushed)}")
+        done.append("key and row caches invalidated" if all(r.ok for r in caches)
+                    else f"cache invalidation failed on {_failures(caches)}")
     if restart and hasattr(cluster, "stop") and hasattr(cluster, "start"):
         cluster.close()
         cluster.stop()

@@ -55,17 +55,33 @@ def report_parameters(namespace: Mapping[str, Any]) -> dict[str, Any]:
 
 
 def describe_cluster(cluster: Any) -> dict[str, Any]:
-    """A cluster handle (LocalCluster or RemoteCluster) as the header shows it: name, kind,
-    Cassandra version(s) the nodes report, each node (address, DC, rack, version, up), nodes
-    per DC. Asks the cluster through the driver's metadata; never reads credentials."""
+    """A cluster handle (LocalCluster or RemoteCluster) as the header shows it, asked of the
+    cluster itself over CQL: its name (an embedded cluster's, else system.local's cluster_name),
+    kind, the Cassandra version(s) the nodes report, each node (address, DC, rack, version, up:
+    the driver's reading of system.local and system.peers_v2), nodes per DC, how it was reached
+    (TLS, whether it asked for credentials) and what the sampler reads of it. Never reads
+    credentials."""
+    from cassperf.sampler.sampler import reach_line
+    from cassperf.sampler.virtual_tables import NEEDED_TABLES
+
     frame = cluster.topology_frame()
     nodes = [{"address": str(r["address"]), "datacenter": str(r["datacenter"]), "rack": str(r["rack"]),
               "release_version": str(r["release_version"]), "up": bool(r["up"])} for _, r in frame.iterrows()]
     desc = dict(getattr(cluster, "description", {}) or {})
+    session = cluster.session()
+    local = session.execute("SELECT cluster_name FROM system.local").one()
+    views = {r[0] for r in session.execute(
+        "SELECT table_name FROM system_virtual_schema.tables WHERE keyspace_name = 'system_views'")}
     versions = sorted({n["release_version"] for n in nodes})
-    return {"name": desc.get("name"), "kind": "embedded: nodes on this machine" if desc.get("kind") == "LocalCluster"
-            else "your cluster", "cassandra_version": ", ".join(versions) or desc.get("cassandra_version"),
-            "heap_mb": desc.get("heap_mb"), "nodes": nodes,
+    provider = getattr(session.cluster, "auth_provider", None)
+    reached = ", ".join([f"{', '.join(cluster.contact_points)} port {cluster.port}",
+                         "TLS" if getattr(cluster, "tls", None) is not None else "no TLS",
+                         "password authentication" if getattr(provider, "asked", False) else "no authentication"])
+    return {"name": desc.get("name") or (str(local[0]) if local else None),
+            "kind": "embedded: nodes on this machine" if desc.get("kind") == "LocalCluster" else "your cluster",
+            "cassandra_version": ", ".join(versions) or desc.get("cassandra_version"),
+            "heap_mb": desc.get("heap_mb"), "nodes": nodes, "reached": reached,
+            "sampled": reach_line(cluster.jmx_problem(), [f"system_views.{t}" for t in NEEDED_TABLES if t in views]),
             "datacenters": dict(Counter(n["datacenter"] for n in nodes))}
 
 
@@ -124,6 +140,10 @@ def _cluster_html(cluster: Mapping[str, Any] | None) -> str:
         rows.insert(0, ("Name", cluster["name"]))
     if cluster.get("heap_mb"):
         rows.append(("Heap per node", f"{cluster['heap_mb']} MB"))
+    if cluster.get("reached"):
+        rows.append(("Reached at", cluster["reached"]))
+    if cluster.get("sampled"):
+        rows.append(("Sampled", cluster["sampled"]))
     body = "".join(f"<tr><th>{html.escape(str(k))}</th><td>{html.escape(str(v))}</td></tr>" for k, v in rows)
     if nodes:
         addr = ", ".join(f"{html.escape(n['address'])} ({html.escape(n.get('datacenter', ''))}"

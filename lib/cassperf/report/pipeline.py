@@ -100,6 +100,27 @@ def check_studies(resolved: list[Resolved]) -> None:
             raise ConfigError(f"{res.notebook.name}: {exc}") from None
 
 
+def check_named_clusters(resolved: list[Resolved]) -> None:
+    """Every cluster of the user's the selected notebooks name (``contact_points``, not
+    analyse_only) answers a first connection with the environment's credentials and TLS, before
+    any notebook runs and any run is stored: else one ClusterError line (bad credentials, a CA
+    the nodes' certificates do not chain to, no node reachable; base.connect_error_line)."""
+    from cassperf.cluster.study import study_cluster
+
+    asked: set[tuple[str, str]] = set()
+    for res in resolved:
+        points = str(res.effective.get("contact_points") or "").strip()
+        local_dc = str(res.effective.get("local_dc") or "")
+        if not points or res.effective.get("analyse_only") or (points, local_dc) in asked:
+            continue
+        asked.add((points, local_dc))
+        handle = study_cluster(contact_points=points, local_dc=local_dc or None)
+        try:
+            handle.session()
+        finally:
+            handle.close()
+
+
 def report_variant(parameter_set: str, explicit: dict[str, Any]) -> str:
     """'' for the published report (the local set, no explicit parameter but show_code); else
     the suffix of a report of its own beside it: the set's name, the experiment, and 6 hex
@@ -166,7 +187,8 @@ def run_reports(notebooks: list[str] | None = None, parameter_set: str = "local"
     """Run the report notebooks (all found on disk by default, or those named), export each to
     HTML in `reports_dir` (default reports/) and rebuild its index.html. Every parameter is
     checked before anything runs: an unknown key in a file, or an explicit one no selected
-    notebook declares, is one ConfigError. `show_code` keeps the code in the reports (and sets
+    notebook declares, is one ConfigError; a named cluster (contact_points) that does not let this
+    client in is one ClusterError (check_named_clusters). `show_code` keeps the code in the reports (and sets
     the notebooks' `show_code` parameter where they have one). `start_clusters=False` starts
     nothing (the notebooks find or start their clusters). `log` gets one line per step."""
     from cassperf.report.index import write_index
@@ -182,6 +204,7 @@ def run_reports(notebooks: list[str] | None = None, parameter_set: str = "local"
             raise ConfigError(f"parameter {key!r} is not a parameter of any selected notebook "
                               f"({', '.join(p.name for p in paths)})")
     check_studies(resolved)
+    check_named_clusters(resolved)
     variant = report_variant(parameter_set, explicit)
     plans = [(r, cluster_need(r.effective) if start_clusters else None) for r in resolved]
     label = set_label(parameter_set)

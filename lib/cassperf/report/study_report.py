@@ -11,7 +11,9 @@ Every study notebook is the same few cells::
 ``study_report`` validates the parameters before any cluster starts (a bad value is one
 ConfigError line), starts or reuses the embedded cluster the parameters name (or connects to
 ``contact_points``), runs the study through the one executor, and reads back what is stored.
-With ``analyse_only`` it runs nothing.
+With ``analyse_only`` it runs nothing. A cluster the study refuses as lacking what its claims need
+(``NotAddressable``, e.g. no JMX for 03's garbagecollect) gets a report of no runs whose opening
+says so.
 """
 
 from __future__ import annotations
@@ -206,17 +208,18 @@ def study_report(study_class: type[Study], namespace: Mapping[str, Any],
     ``build(outcome) -> (claims, figures, sections)`` defaults to ``parts`` of the study's report
     module (``study_class.REPORT``)."""
     from cassperf.cluster.study import CLUSTER_PARAMETERS, study_cluster
+    from cassperf.config import BATCH_ENV
+    from cassperf.errors import NotAddressable
     from cassperf.experiments.executor import execute
     from cassperf.experiments.outcome import load_outcome, parse_label_filter
     from cassperf.plots import use_report_renderer
-    from cassperf.config import BATCH_ENV
     from cassperf.report.header import describe_cluster, report_parameters
 
     use_report_renderer()
     params = report_parameters(namespace)
     study = study_class.from_parameters(params)
     analyse_only = bool(params.get("analyse_only"))
-    cluster_desc, where = None, ""
+    cluster_desc, where, refused = None, "", ""
     if not analyse_only:
         study.check_parameters(params)
         cluster = None
@@ -224,10 +227,17 @@ def study_report(study_class: type[Study], namespace: Mapping[str, Any],
             cluster = study_cluster(**{k: params[k] for k in CLUSTER_PARAMETERS if k in params})
             cluster_desc = describe_cluster(cluster)
         where = study.describe_setting() if cluster is None else ""
-        # in batch (cassperf report) the progress bar goes to the terminal (the kernel's own stderr)
-        execute(study, cluster, progress=sys.__stderr__ if os.environ.get(BATCH_ENV) else True)
-    outcome = load_outcome(study, empty_ok=analyse_only, **parse_label_filter(str(params.get("label_filter", ""))))
+        try:
+            # in batch (cassperf report) the progress bar goes to the terminal (the kernel's own stderr)
+            execute(study, cluster, progress=sys.__stderr__ if os.environ.get(BATCH_ENV) else True)
+        except NotAddressable as exc:     # nothing ran: the report says why, with no stored run of elsewhere
+            refused = f"not addressable on this cluster: {exc}"
+    outcome = StudyOutcome(study, {}, [], note=refused) if refused else \
+        load_outcome(study, empty_ok=analyse_only, **parse_label_filter(str(params.get("label_filter", ""))))
     claims, figures, sections = (build or importlib.import_module(study_class.REPORT).parts)(outcome)
+    if refused and not claims.empty:
+        claims = claims.assign(verdict="not shown", reason="not addressable on this cluster (the paragraph above says "
+                                                           "what it lacks): nothing was run")
     return StudyReport(outcome, claims, figures, sections, where or where_text(cluster_desc), cluster_desc, params)
 
 

@@ -46,7 +46,7 @@ from cassperf.sampler.host import HostSource
 from cassperf.sampler.jolokia_source import JolokiaSource
 from cassperf.sampler.names import SAMPLER_COST_PREFIX
 from cassperf.sampler.nodetool_source import NodetoolSource
-from cassperf.sampler.virtual_tables import VirtualTablesSource
+from cassperf.sampler.virtual_tables import NEEDED_TABLES, VirtualTablesSource
 
 JmxMode = Literal["auto", "jolokia", "nodetool", "none"]
 # keyspace1, standard1, ks_2 -- unquoted CQL names (they go into MBean names and nodetool args)
@@ -62,6 +62,20 @@ def _check_tables(tables: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
             raise ConfigError(f"tables: each item must be (keyspace, table) of letters, digits and _, got {item!r}")
         out.append(item)
     return out
+
+
+#: what only JMX (Jolokia or nodetool) gives the sampler
+JMX_METRICS = "node metrics (JVM GC, compactions, table and SSTable counters)"
+
+
+def reach_line(jmx_problem: str | None, virtual_tables: Sequence[str]) -> str:
+    """What the sampler reads of a cluster, one line: without JMX, that node metrics are not
+    sampled and why; the CQL virtual tables it reads (or that it reads none)."""
+    read = f"CQL virtual tables read: {', '.join(virtual_tables)}" if virtual_tables else \
+        "no CQL virtual tables read (Cassandra before 4.0, or CQL unreachable)"
+    if jmx_problem is None:
+        return f"{JMX_METRICS} read over JMX; {read}"
+    return f"no JMX/Jolokia ({jmx_problem}): {JMX_METRICS} not sampled; {read}"
 
 
 class ClusterSampler:
@@ -130,6 +144,11 @@ class ClusterSampler:
                            "unreachable): thread pools come from JMX")
         if jmx == "auto":
             jmx = "jolokia" if self._has_agents() or jolokia_url else "nodetool"
+            problem = self.cluster.jmx_problem() if jmx == "nodetool" and self.cluster is not None else None
+            if problem is not None:               # said once, instead of a failed nodetool per node and sample
+                jmx = "none"
+                self._warn("sampler: " + reach_line(problem, [f"system_views.{t}" for t in NEEDED_TABLES]
+                                                    if has_vt else []))
         if jmx == "jolokia":
             sources.append(JolokiaSource(self._jolokia_endpoint_for(jolokia_url), self.tables, pools=not has_vt))
         elif jmx == "nodetool":
