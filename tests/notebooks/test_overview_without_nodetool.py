@@ -23,6 +23,9 @@ def test_overview_of_a_named_cluster_runs_without_nodetool(tmp_path, monkeypatch
     node = LocalCluster("nonodetool", "dc1:1", first_address="127.0.7.31", root=root, heap_mb=512)
     try:
         node.start()
+        role = node.access().cql          # the named cluster's role, as a user exports theirs
+        monkeypatch.setenv("CASSPERF_USERNAME", role.user)
+        monkeypatch.setenv("CASSPERF_PASSWORD", role.password)
         monkeypatch.setenv("CASSPERF_DATA", str(tmp_path / "data"))
         monkeypatch.delenv("CASSANDRA_HOME", raising=False)
         empty = tmp_path / "bin"

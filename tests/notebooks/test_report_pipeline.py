@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -33,8 +34,15 @@ print(f"{cluster.name}: {sum(s.up for s in cluster.status())} of {len(cluster.no
 EXPLICIT = {"cluster_name": "publish", "first_address": "127.0.5.1", "cluster_heap_mb": 512, "rows": 500}
 
 
+def _made(folder: Path, stem: str, suffix: str) -> Path:
+    """The one file the pipeline made for notebook `stem` in `folder`: <stem><suffix>, or
+    <stem>--<variant><suffix> for a run with parameters of its own."""
+    [path] = [p for p in folder.glob(f"{stem}*{suffix}") if p.name == stem + suffix or p.name.startswith(f"{stem}--")]
+    return path
+
+
 def _printed(reports, name: str) -> str:
-    nb = nbformat.read(reports / "executed" / name, as_version=4)
+    nb = nbformat.read(_made(reports / "executed", Path(name).stem, ".ipynb"), as_version=4)
     return "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
 
 
@@ -75,7 +83,7 @@ def test_clusters_are_started_reused_replaced_and_stopped_per_notebook(tmp_path,
     assert re.search(r"UN\s+127\.0\.5\.1", overview)
     assert by_name["00-cluster-overview.ipynb"].cluster_s > 1 and by_name["01-same-shape.ipynb"].cluster_s < 5
     assert by_name["02-two-nodes.ipynb"].cluster == "publish-dc1_2 (dc1:2 on 127.0.5.1, heap 512 MB)"
-    page = (reports / "00-cluster-overview.html").read_text()
+    page = _made(reports, "00-cluster-overview", ".html").read_text()
     assert "<h1" in page and "Cluster overview" in page
     header = page[page.index('class="cassperf-header"'):]
     header = re.sub(r"<[^>]+>", " ", header[:header.index("</table></div></div>")])
