@@ -63,7 +63,7 @@ def main() -> None:
     from cassperf.cluster import LocalCluster, RemoteCluster
     from cassperf.cluster.access import read_cql_credentials
     from cassperf.workload import WorkloadSpec
-    from cassperf.workload.stress_cmdline import schema_cql
+    from cassperf.workload.runners.stress_cmdline import schema_cql
 
     for name in ("CASSPERF_SSL_CA", "CASSPERF_SSL_CERT", "CASSPERF_SSL_KEY"):
         os.environ.pop(name, None)          # plaintext means no TLS options at all
