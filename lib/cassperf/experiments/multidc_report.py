@@ -257,32 +257,29 @@ def sections(outcome: StudyOutcome, figures: pd.DataFrame) -> dict[str, Callable
                         charts.latency_bars(t, "arm", "Write latency, both DCs together (HDR-merged)", lat,
                                             x_title="arm")])
 
-    def mixed() -> Any:
-        title = "Replicated 50/50 mixed, both DCs at once"
-        m = rows(dcs, "mixed")
-        if m.empty:
+    def ops_and_latency(title: str, frame: pd.DataFrame, x: str, color: str, text: str, ops_title: str,
+                        lat_title: str, x_title: str, point_title: str) -> Any:
+        """Ops/s bars by ``x`` coloured by ``color``, and latency bars per (x, color) point."""
+        if frame.empty:
             return Section(title, NONE)
-        m = m.assign(point=m["dc"].astype(str) + " " + m["op"].astype(str))
-        return Section(title,
-                       "A mixed run has a row per operation; ops/s are each operation's own rate.",
-                       [charts.bars(m, "dc", "rate_ops_s", "Mixed 50/50 on the replicated keyspaces: ops/s per DC",
-                                    "ops/s", color="op", x_title="DC of the client"),
-                        charts.latency_bars(m, "point", "Mixed 50/50: latency per DC and operation", lat,
-                                            x_title="DC and operation")])
+        frame = frame.assign(point=frame[x].astype(str) + " " + frame[color].astype(str))
+        return Section(title, text,
+                       [charts.bars(frame, x, "rate_ops_s", ops_title, "ops/s", color=color, x_title=x_title),
+                        charts.latency_bars(frame, "point", lat_title, lat, x_title=point_title)])
+
+    def mixed() -> Any:
+        return ops_and_latency("Replicated 50/50 mixed, both DCs at once", rows(dcs, "mixed"), "dc", "op",
+                               "A mixed run has a row per operation; ops/s are each operation's own rate.",
+                               "Mixed 50/50 on the replicated keyspaces: ops/s per DC",
+                               "Mixed 50/50: latency per DC and operation", "DC of the client", "DC and operation")
 
     def consistency() -> Any:
-        title = "LOCAL_QUORUM vs EACH_QUORUM, writes and reads"
-        c = pd.concat([rows(dcs, "cl-write"), rows(dcs, "cl-read")])
-        if c.empty:
-            return Section(title, NONE)
-        c = c.assign(point=c["op"].astype(str) + " " + c["cl"].astype(str))
-        return Section(title,
-                       f"From {study.cl_dc}'s client alone, on its replicated keyspace. EACH_QUORUM waits for a quorum "
-                       f"in every DC, so each operation waits for the other DC at least once.",
-                       [charts.bars(c, "op", "rate_ops_s", "Ops/s by consistency level", "ops/s", color="cl",
-                                    x_title="operation"),
-                        charts.latency_bars(c, "point", "Latency by consistency level", lat,
-                                            x_title="operation and consistency level")])
+        return ops_and_latency("LOCAL_QUORUM vs EACH_QUORUM, writes and reads",
+                               pd.concat([rows(dcs, "cl-write"), rows(dcs, "cl-read")]), "op", "cl",
+                               f"From {study.cl_dc}'s client alone, on its replicated keyspace. EACH_QUORUM waits for "
+                               f"a quorum in every DC, so each operation waits for the other DC at least once.",
+                               "Ops/s by consistency level", "Latency by consistency level", "operation",
+                               "operation and consistency level")
 
     def quorum() -> Any:
         title = "QUORUM reads against client threads"
