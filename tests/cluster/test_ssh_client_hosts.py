@@ -94,8 +94,10 @@ def test_each_dcs_client_runs_on_its_ssh_host_and_its_run_is_labelled_by_host(si
             assert _namespace_of(pids[loc]) == os.stat(f"/run/netns/{hosts.namespace(k)}").st_ino
             assert any(p.name() == "sshd" for p in psutil.Process(pids[loc]).parents())
         tls_folder = Path(place.security.tls_ca_file).parent
-        group = place.run_together([ClientJob("dc1-c1", _spec("dc1"), {"part": "ssh"}),
-                                    ClientJob("dc2-c1", _spec("dc2"), {"part": "ssh"})], {"part": "ssh"},
+        # timed runs: two 1,500-op runs lasted about a second each, too short to show they overlap
+        group = place.run_together([ClientJob("dc1-c1", _spec("dc1", n=None, duration=4), {"part": "ssh"}),
+                                    ClientJob("dc2-c1", _spec("dc2", n=None, duration=4), {"part": "ssh"})],
+                                   {"part": "ssh"},
                                    processes=1)
         # the role is not on any command line of the hosts' processes (sshd sessions, workers, engines)
         lines = [" ".join(psutil.Process(p).cmdline()) for p in hosts.pids() if psutil.pid_exists(p)]
@@ -107,10 +109,10 @@ def test_each_dcs_client_runs_on_its_ssh_host_and_its_run_is_labelled_by_host(si
         ("dc1", "dc1-c1", "10.81.0.11"), ("dc2", "dc2-c1", "10.81.0.12")]
     for run in runs:
         summary = run.summary.iloc[0]
-        assert run.manifest["complete"] and int(summary["count"]) == 1500 and int(summary["errors"]) == 0
+        assert run.manifest["complete"] and int(summary["count"]) > 0 and int(summary["errors"]) == 0
         assert summary["latency_p50_ms"] < RTT_MS / 2          # served by its own DC, next to its host
         assert run.manifest["cluster"]["contact_points"] == [f"10.80.{run.labels['dc'][-1]}.1"]
-    assert overlap_s(runs) > 0.5, "the two loads did not run at the same time"
+    assert overlap_s(runs) > 2.0, "the two 4 s loads did not run at the same time for half of it"
     assert group_records(tmp_path)[-1]["partial"] is False
     stored = "".join(p.read_text(errors="replace") for p in tmp_path.rglob("*") if p.is_file())
     assert password not in stored
