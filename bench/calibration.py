@@ -10,7 +10,10 @@ stated MDE, the power at the stated MDE, the 95% CI's coverage of a true change 
 margin and with no difference, the share of runs left out for drift; then on the same runs the
 old within-run method (one run a side, batch means, 10% CV veto) with and without its veto, and a
 plain percentile bootstrap over runs for p99. `--old-p99` adds the old method's block bootstrap
-of p99 without the veto (slow: 400 bootstrap draws per comparison). About a minute per number of
+of p99 without the veto (slow: 400 bootstrap draws per comparison). `--pooled-arms K [K ...]`
+then proves the pooled (RCBD) comparison the studies use when arms share a pool
+(calibration.calibrate_pooled: K arms in 3 blocks): A/A rates, MDE against the pair alone's,
+power at the stated MDE, TOST at the margin. About a minute per number of
 repeats with 2,000 studies on the 2-core project machine; run it under the CPU lock.
 """
 
@@ -19,7 +22,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from cassperf.analysis.calibration import Calibration, calibrate
+from cassperf.analysis.calibration import Calibration, calibrate, calibrate_pooled
 
 ROWS: tuple[tuple[str, str, str], ...] = (
     ("A/A significant: throughput", "aa_rate", "pct"),
@@ -44,6 +47,18 @@ ROWS: tuple[tuple[str, str, str], ...] = (
     ("plain percentile bootstrap, A/A p99", "plain_bootstrap_aa_p99", "pct"),
 )
 
+POOLED_ROWS: tuple[tuple[str, str, str], ...] = (
+    ("A/A significant: throughput", "aa_rate", "pct"),
+    ("A/A significant: mean latency", "aa_mean", "pct"),
+    ("A/A significant: p99", "aa_p99", "pct"),
+    ("median stated MDE: throughput", "mde_rate_pct", "mde"),
+    ("the same studies paired alone", "mde_rate_paired_pct", "mde"),
+    ("median stated MDE: p99", "mde_p99_pct", "mde"),
+    ("power at the stated MDE: throughput", "power_rate", "pct"),
+    ("power at the stated MDE: p99", "power_p99", "pct"),
+    ("TOST holds at the margin", "tost_at_margin", "pct"),
+)
+
 
 def cell(value: float, kind: str) -> str:
     if value != value:
@@ -58,6 +73,8 @@ def main() -> None:
     ap.add_argument("--seed", type=int, default=2026)
     ap.add_argument("--margin", type=float, default=30.0, help="TOST margin in %% (default 30)")
     ap.add_argument("--old-p99", action="store_true")
+    ap.add_argument("--pooled-arms", type=int, nargs="*", default=[],
+                    help="also prove the pooled comparison with these numbers of arms (3 blocks), e.g. 5 8")
     args = ap.parse_args()
     results: list[Calibration] = []
     for n in args.repeats:
@@ -68,6 +85,16 @@ def main() -> None:
     print(f"{'':42}" + "".join(f"{f'{n} repeats':>12}" for n in args.repeats))
     for title, field, kind in ROWS:
         print(f"{title:42}" + "".join(f"{cell(getattr(r, field), kind):>12}" for r in results))
+    pooled = []
+    for k in args.pooled_arms:
+        t0 = time.perf_counter()
+        pooled.append(calibrate_pooled(k, 3, args.studies, seed=args.seed, margin_pct=args.margin))
+        print(f"pooled, {k} arms: {time.perf_counter() - t0:.0f} s")
+    if pooled:
+        print(f"\npooled over the arms (RCBD), 3 blocks, {args.studies} studies per set")
+        print(f"{'':42}" + "".join(f"{f'{p.arms} arms ({p.df:.0f} df)':>16}" for p in pooled))
+        for title, field, kind in POOLED_ROWS:
+            print(f"{title:42}" + "".join(f"{cell(getattr(p, field), kind):>16}" for p in pooled))
 
 
 if __name__ == "__main__":

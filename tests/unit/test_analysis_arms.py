@@ -178,3 +178,50 @@ def test_percentiles_without_histograms_use_the_t_test_and_say_so() -> None:
     assert c.method == ("paired t-test on per-block log ratios (paired per block (2 blocks)); no HDR histograms: "
                         "per-run percentiles, not merged")
     assert c.change_pct == pytest.approx(100 * math.expm1(np.mean(np.log([20 / 10, 21 / 11]))))
+
+
+# -- pooled over the arms of a randomized complete block design (RCBD) ---------------------------
+POOLED = {"a": [100.0, 110.0, 120.0], "b": [150.0, 160.0, 200.0], "c": [80.0, 95.0, 90.0], "d": [300.0, 280.0, 330.0]}
+
+
+def pooled_frame(pools: dict[str, str], values: dict[str, list[float]] = POOLED) -> pd.DataFrame:
+    rows = [(f"{arm}{k}", arm, k, v) for arm, vs in values.items() for k, v in enumerate(vs, 1)]
+    frame = figures(rows)
+    return frame.assign(pool=[pools.get(arm, "") for arm in frame["arm"]])
+
+
+def test_the_spread_is_pooled_over_the_arms_that_share_a_pool_and_their_blocks() -> None:
+    c = compare_arms(pooled_frame({"a": "p", "b": "p", "c": "p", "d": "p"}), "a", "b", "write")
+    y = np.log(np.array(list(POOLED.values())))                      # 4 arms x 3 blocks
+    total = ((y - y.mean()) ** 2).sum()
+    arms = 3 * ((y.mean(axis=1) - y.mean()) ** 2).sum()
+    blocks = 4 * ((y.mean(axis=0) - y.mean()) ** 2).sum()
+    s2 = (total - arms - blocks) / 6                                  # (4 - 1)(3 - 1) degrees of freedom
+    d = np.log(POOLED["b"]) - np.log(POOLED["a"])
+    se = math.sqrt(2 * s2 / 3)
+    assert c.paired and (c.df, c.pooled_arms) == (6.0, 4)
+    assert c.log_change == pytest.approx(d.mean()) and c.se_log == pytest.approx(se)
+    assert c.p_value == pytest.approx(2 * sps.t.sf(abs(d.mean()) / se, 6))
+    assert c.mde_pct == pytest.approx(mde_pct(se, 6.0))
+    assert c.method == ("per-block log ratio, its standard error from the run-to-run spread pooled over 4 arms in 3 "
+                        "blocks (RCBD, 6 df); paired per block (3 blocks)")
+    assert ", 3 blocks paired, spread of 4 arms (6 df); MDE" in c.text
+
+
+def test_without_a_shared_pool_of_three_arms_the_comparison_is_paired_alone() -> None:
+    paired = compare_arms(figures([(f"a{k}", "a", k, v) for k, v in enumerate(POOLED["a"], 1)]
+                                  + [(f"b{k}", "b", k, v) for k, v in enumerate(POOLED["b"], 1)]), "a", "b", "write")
+    for pools in ({"a": "p", "b": "p"},                               # two arms: the paired test itself
+                  {"a": "p", "b": "q", "c": "p", "d": "q"},           # A and B in different pools
+                  {"a": "", "b": "", "c": "", "d": ""},               # each arm its own (pool "")
+                  {"a": "p", "b": "p", "c": "", "d": ""}):            # the others keep their own
+        c = compare_arms(pooled_frame(pools), "a", "b", "write")
+        assert (c.df, c.se_log, c.pooled_arms) == (paired.df, pytest.approx(paired.se_log), 0), pools
+
+
+def test_an_arm_of_the_pool_missing_from_a_block_of_the_pair_leaves_the_pool() -> None:
+    values = {**POOLED, "e": [50.0, 55.0]}                            # e ran in blocks 1 and 2 only
+    c = compare_arms(pooled_frame({k: "p" for k in values}, values), "a", "b", "write")
+    assert (c.df, c.pooled_arms) == (6.0, 4)
+    same = compare_arms(pooled_frame({k: "p" for k in POOLED}), "a", "b", "write")
+    assert c.se_log == pytest.approx(same.se_log)

@@ -55,6 +55,23 @@ def test_directional_holds_fails_or_is_not_shown_with_its_mde() -> None:
         directional(RISE, 0)
 
 
+def test_a_claim_that_names_a_size_does_not_hold_when_the_change_is_shown_smaller() -> None:
+    # FLAT's 90% CI [-7.5%, +9.0%]: no rise of 10% or more (its upper bound short of +10%)
+    v = directional(FLAT, +1, material_pct=10.0)
+    low, high = FLAT.ci_pct(0.90)
+    assert (v.verdict, v.reason) == (FAILS, f"the change is {FLAT.change_pct:+.1f}%, 90% CI [{low:+.1f}%, "
+                                            f"{high:+.1f}%]: no rise of 10% or more")
+    assert v.rule.endswith("does not hold either when the rise is shown below 10% (one-sided test at 5%: the 90% "
+                           "CI's bound in the claimed direction short of 10%)")
+    # a fall: FLAT's lower bound -7.5% is short of -10% too
+    assert directional(FLAT, -1, material_pct=10.0).verdict == FAILS
+    # a size the CI still reaches is not shown, as without one
+    assert directional(FLAT, +1, material_pct=5.0).verdict == NOT_SHOWN
+    # significant changes decide as before
+    assert directional(RISE, +1, material_pct=10.0).verdict == HOLDS
+    assert directional(RISE, -1, material_pct=10.0).verdict == FAILS
+
+
 def test_a_comparison_without_a_test_is_not_shown_with_its_problem() -> None:
     few = paired([100], [150])
     v = directional(few, +1)

@@ -37,7 +37,22 @@ simulated studies):
    plain percentile bootstrap interval is not used: it finds a difference in 29% of simulated
    A/A studies at 2 runs a side, 15% at 3, 9% at 5; this one in 3-4% (p99, slightly careful).
    Runs without histograms: the t-test of 3. on their per-run percentiles, and the method says so.
-5. The minimum detectable effect: power.mde_pct(se, df), calibrated so that the power at the
+5. Pooled over the arms of a randomized complete block design (RCBD): where the figures carry a
+   `pool` column (the executor labels every run with its arm's pool) and A and B share a pool of
+   three or more arms, the run-to-run variance is the residual of the additive model
+   log figure = arm + block + error over every arm of the pool in the blocks A and B share (arms
+   of the pool missing from one of those blocks leave the pool), with (k - 1)(n - 1) degrees of
+   freedom for k arms in n blocks (Fisher's RCBD analysis of variance). The change is still
+   the paired estimate of A and B; only its standard error, sqrt(2 s^2 / n), borrows the other
+   arms' run-to-run spread. Why: at 3 blocks a pair alone has 2 df, t(0.975, 2) = 4.30 and an MDE
+   factor of 8.7 standard errors; 10 arms in the same 3 blocks give 18 df, 2.10 and 3.1.
+   The price is an assumption: the arms of a pool vary alike from run to run on the log scale
+   (the same op, load and cluster), so a study pools only such arms and leaves out runs made
+   different on purpose (a cold cache). For percentiles the residuals are those of each run's own
+   percentile (log), the estimate still the merged histograms'. On simulated studies of 8 arms
+   in 3 blocks (analysis.calibration.calibrate_pooled; 2,000 studies) the A/A rate and the power
+   at the stated MDE hold (tests/unit/test_analysis_calibration.py).
+6. The minimum detectable effect: power.mde_pct(se, df), calibrated so that the power at the
    stated MDE is 80% (two-sided, 5% level).
 Significant when p < 0.05. Fewer than 2 counted runs of an arm (or pairs and runs): no test,
 `problem` says why.
@@ -61,6 +76,7 @@ from cassperf.analysis.samples import HistCounts, stack
 from cassperf.analysis.select import AnalysisError
 
 ALPHA = 0.05
+POOL = "pool"
 T_METRICS = ("rate_ops_s", "row_rate_s", "latency_mean_ms")
 PERCENTILES = {"latency_p50_ms": 50.0, "latency_p95_ms": 95.0, "latency_p99_ms": 99.0, "latency_p999_ms": 99.9}
 EXACT_UP_TO = 7
@@ -97,6 +113,7 @@ class ArmComparison:
     method: str
     left_out: tuple[str, ...] = field(default=())
     problem: str = ""
+    pooled_arms: int = 0            # > 0: the spread was pooled over this many arms (RCBD)
 
     def ci_pct(self, confidence: float = 0.95) -> tuple[float, float]:
         """The (low, high) % interval of the change at another confidence (NaN without a test)."""
@@ -111,6 +128,8 @@ class ArmComparison:
         if self.problem:
             return f"{fmt_pct(self.change_pct)}: {self.problem}"
         runs = f"{self.n_a} blocks paired" if self.paired else f"{self.n_a} and {self.n_b} runs"
+        if self.pooled_arms:
+            runs += f", spread of {self.pooled_arms} arms ({self.df:.0f} df)"
         ci = f"[{fmt_pct(self.ci_low_pct)}, {fmt_pct(self.ci_high_pct)}]"
         return f"{fmt_pct(self.change_pct)} {ci}, {fmt_p(self.p_value)}, {runs}; MDE ±{self.mde_pct:.0f}%"
 
@@ -224,6 +243,57 @@ def _percentile(ha: list[WindowHistogram], hb: list[WindowHistogram], q: float, 
     return a, b, est, math.sqrt(va + vb), _satterthwaite(va, len(ha), vb, len(hb))
 
 
+def _run_log_figure(figures: pd.DataFrame, rows: np.ndarray, metric: str) -> np.ndarray:
+    """log of each run's own figure: the metric column, or for a percentile with histograms the
+    percentile of the run's window histogram."""
+    if metric in PERCENTILES:
+        hists = _hists(figures, rows)
+        if hists is not None:
+            return np.log(np.array([h.counts.percentile_ms(h.counts.matrix, PERCENTILES[metric], h.unit)[0]
+                                    for h in hists], dtype="float64"))
+    values = figures[metric].to_numpy(dtype="float64", na_value=np.nan)[rows]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(values > 0, np.log(np.where(values > 0, values, 1.0)), np.nan)
+
+
+def pooled_variance(figures: pd.DataFrame, arm_a: str, arm_b: str, op: str, metric: str,
+                    blocks: list[int]) -> tuple[float, float, int] | None:
+    """(s^2, df, k) of the RCBD residual over the pool A and B share, in `blocks` (the blocks A and
+    B are paired in); None when the frame has no pools, A and B are in no common pool, or fewer
+    than 3 arms of the pool ran in every one of those blocks."""
+    if POOL not in figures.columns or len(blocks) < 2:
+        return None
+    pools = figures[POOL].to_numpy(dtype=object, na_value=None)
+    arms = figures[ARM].to_numpy(dtype=object, na_value=None)
+    mine = {p for arm in (arm_a, arm_b) for p in pools[arms == arm] if p}
+    if len(mine) != 1 or any(not p for arm in (arm_a, arm_b) for p in pools[arms == arm]):
+        return None
+    pool = mine.pop()
+    status = figures["status"].to_numpy(dtype=object, na_value=None)
+    block = figures[BLOCK].to_numpy(dtype="float64", na_value=np.nan)
+    rows_of = []
+    for arm in dict.fromkeys(arms[pools == pool]):
+        rows = _of_arm(figures, arm, op)
+        rows = rows[(status[rows] == OK) & (pools[rows] == pool)]
+        values, counts = np.unique(block[rows][np.isfinite(block[rows])], return_counts=True)
+        once = set(values[counts == 1].tolist())
+        if not set(blocks) <= once:
+            if arm in (arm_a, arm_b):
+                return None
+            continue
+        inside = rows[np.isin(block[rows], blocks)]
+        rows_of.append(inside[np.argsort(block[inside], kind="stable")])
+    if len(rows_of) < 3:
+        return None
+    y = np.stack([_run_log_figure(figures, rows, metric) for rows in rows_of])      # k arms x n blocks
+    if not np.all(np.isfinite(y)):
+        return None
+    k, n = y.shape
+    resid = y - y.mean(axis=1, keepdims=True) - y.mean(axis=0, keepdims=True) + y.mean()
+    df = (k - 1) * (n - 1)
+    return float((resid ** 2).sum() / df), float(df), k
+
+
 def compare_arms(figures: pd.DataFrame, arm_a: str, arm_b: str, op: str, metric: str = "rate_ops_s") -> ArmComparison:
     """B against A for `op` and `metric` across their runs, as the module docstring says. A
     metric may also be any other numeric column a study added to the figures (e.g. the node
@@ -251,10 +321,16 @@ def compare_arms(figures: pd.DataFrame, arm_a: str, arm_b: str, op: str, metric:
                              **base)
     ha, hb = _hists(figures, ra), _hists(figures, rb)
     how = f"paired per block ({len(va)} blocks)" if paired else f"unpaired ({len(va)} and {len(vb)} runs)"
+    blocks = [int(x) for x in figures[BLOCK].to_numpy(dtype="float64", na_value=np.nan)[ra]] if paired else []
+    pooled = pooled_variance(figures, arm_a, arm_b, op, metric, blocks) if paired else None
     if metric in PERCENTILES and ha is not None and hb is not None:
         a, b, est, se, df = _percentile(ha, hb, PERCENTILES[metric], paired, f"compare_arms {arm_a} / {arm_b}")
         method = (f"p{PERCENTILES[metric]:g} of each arm's merged HDR histograms; bootstrap over "
                   f"{'blocks' if paired else 'runs'} for the standard error, Student's t; {how}")
+        if pooled is not None:
+            method = (f"p{PERCENTILES[metric]:g} of each arm's merged HDR histograms; standard error from the "
+                      f"run-to-run spread of the runs' own p{PERCENTILES[metric]:g} pooled over {pooled[2]} arms "
+                      f"in {len(blocks)} blocks (RCBD, {pooled[1]:.0f} df); {how}")
     else:
         la, lb = np.log(va), np.log(vb)
         est, se, df = _t(la, lb, paired)
@@ -262,6 +338,12 @@ def compare_arms(figures: pd.DataFrame, arm_a: str, arm_b: str, op: str, metric:
         test = "paired t-test on per-block log ratios" if paired else "Welch's t-test on log run figures"
         method = f"{test} ({how})" + ("; no HDR histograms: per-run percentiles, not merged"
                                       if metric in PERCENTILES else "")
+        if pooled is not None:
+            method = (f"per-block log ratio, its standard error from the run-to-run spread pooled over "
+                      f"{pooled[2]} arms in {len(blocks)} blocks (RCBD, {pooled[1]:.0f} df); {how}")
+    if pooled is not None:
+        se, df = math.sqrt(2 * pooled[0] / len(blocks)), pooled[1]
+        base["pooled_arms"] = pooled[2]
     if se > 0:
         p = float(2 * spf.stdtr(df, -abs(est) / se))
     else:

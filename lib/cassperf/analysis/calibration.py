@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 from scipy import special as spf
 
-from cassperf.analysis.arms import ArmComparison, compare_arms, resamples
+from cassperf.analysis.arms import POOL, ArmComparison, compare_arms, resamples
 from cassperf.analysis.claims import HOLDS
 from cassperf.analysis.compare import compare_samples
 from cassperf.analysis.repeats import OK
@@ -76,7 +76,7 @@ CHUNK = 250      # studies simulated at once: their per-interval histograms are 
 
 
 def _set(arms: Sequence[SimArm], repeats: int, noise: Noise, seed: int, studies: int, histograms: bool,
-         metrics: Sequence[str], keep_hist: bool = False) \
+         metrics: Sequence[str], keep_hist: bool = False, pool: bool = False) \
         -> tuple[list[tuple[OpSamples, OpSamples]], pd.DataFrame, dict[str, list[ArmComparison]]]:
     """(block 1's steady-window samples of arms a and b per study, the run figures of every study,
     the comparisons per metric), simulated CHUNK studies at a time (chunk c seeded seed x 1000 + c)."""
@@ -87,7 +87,8 @@ def _set(arms: Sequence[SimArm], repeats: int, noise: Noise, seed: int, studies:
         part = [replace(a, rate=_slice(a.rate, lo, hi), latency=_slice(a.latency, lo, hi)) for a in arms]
         sims = simulate(part, repeats, noise, seed * 1000 + lo // CHUNK, hi - lo, histograms)
         frame = sim_figures([r for s in sims for r in s])
-        frames.append(frame.assign(study=(frame["study"].astype(int) + lo).astype(str)))
+        frame = frame.assign(study=(frame["study"].astype(int) + lo).astype(str))
+        frames.append(frame.assign(**{POOL: "all"}) if pool else frame)
         for study in sims:
             first = {r.labels["arm"]: r.samples for r in study if r.labels["block"] == "1"}
             firsts.append((_steady(first["a"], keep_hist), _steady(first["b"], keep_hist)))
@@ -212,3 +213,56 @@ def calibrate(repeats: int = 3, studies: int = 2000, noise: Noise = Noise(), see
         old_aa_p99=_share(_old(firsts, "latency_p99_ms")[1]) if old_p99 else math.nan,
         plain_bootstrap_aa_p99=_share([plain_bootstrap_significant(f) for f in per_study]),
     )
+
+
+@dataclass(frozen=True)
+class PooledCalibration:
+    """Figures of `calibrate_pooled`: shares of simulated studies (0..1) and median MDEs (%)."""
+
+    arms: int
+    repeats: int
+    studies: int
+    df: float
+    aa_rate: float
+    aa_mean: float
+    aa_p99: float
+    mde_rate_pct: float
+    mde_rate_paired_pct: float
+    mde_p99_pct: float
+    power_rate: float
+    power_p99: float
+    tost_at_margin: float
+    margin_pct: float
+
+
+def calibrate_pooled(arms: int = 8, repeats: int = 3, studies: int = 2000, noise: Noise = Noise(), seed: int = 0,
+                     margin_pct: float = 30.0) -> PooledCalibration:
+    """The pooled (RCBD) comparison proven as `calibrate` proves the paired one: studies of `arms`
+    arms in `repeats` blocks, every run labelled with one pool; A against B, the other arms
+    identical to A. A/A: the share significant (throughput, mean latency, p99); power: B faster
+    (throughput) or slower (p99) by exactly the MDE its A/A study stated; TOST: B faster by
+    `margin_pct`, the share where equivalence within ±margin_pct holds (at most 5%). For
+    contrast, `mde_rate_paired_pct`: the median MDE the same A/A studies state paired alone."""
+    others = [SimArm(f"x{i}") for i in range(arms - 2)]
+    _, frame, aa = _set([SimArm("a"), SimArm("b"), *others], repeats, noise, seed, studies, True,
+                        ("rate_ops_s", "latency_mean_ms", "latency_p99_ms"), pool=True)
+    mde_rate = np.array([c.mde_pct for c in aa["rate_ops_s"]])
+    mde_p99 = np.array([c.mde_pct for c in aa["latency_p99_ms"]])
+    paired = [compare_arms(f.drop(columns=[POOL]), "a", "b", "write").mde_pct for _, f in frame.groupby("study")]
+    _, _, power_rate = _set([SimArm("a"), SimArm("b", rate=1 + np.nan_to_num(mde_rate) / 100), *others], repeats,
+                            noise, seed + 1, studies, False, ("rate_ops_s",), pool=True)
+    _, _, power_p99 = _set([SimArm("a"), SimArm("b", latency=1 + np.nan_to_num(mde_p99) / 100), *others], repeats,
+                           noise, seed + 2, studies, True, ("latency_p99_ms",), pool=True)
+    _, _, tost = _set([SimArm("a"), SimArm("b", rate=1 + margin_pct / 100), *others], repeats, noise, seed + 3,
+                      studies, False, ("rate_ops_s",), pool=True)
+    return PooledCalibration(
+        arms=arms, repeats=repeats, studies=studies, df=float(np.nanmedian([c.df for c in aa["rate_ops_s"]])),
+        aa_rate=_share([c.significant for c in aa["rate_ops_s"]]),
+        aa_mean=_share([c.significant for c in aa["latency_mean_ms"]]),
+        aa_p99=_share([c.significant for c in aa["latency_p99_ms"]]),
+        mde_rate_pct=float(np.nanmedian(mde_rate)), mde_rate_paired_pct=float(np.nanmedian(paired)),
+        mde_p99_pct=float(np.nanmedian(mde_p99)),
+        power_rate=_share([c.significant for c in power_rate["rate_ops_s"]]),
+        power_p99=_share([c.significant for c in power_p99["latency_p99_ms"]]),
+        tost_at_margin=_share([equivalent(c, margin_pct).verdict == HOLDS for c in tost["rate_ops_s"]]),
+        margin_pct=margin_pct)

@@ -1,6 +1,7 @@
 """Claims by their kind: a verdict and a one-line reason from comparisons across runs.
 
-    directional(c, sign) -> Verdict             a claimed rise (sign +1) or fall (-1) of B against A
+    directional(c, sign, material_pct=None) -> Verdict
+                                                a claimed rise (sign +1) or fall (-1) of B against A
     equivalent(c, margin_pct) -> Verdict        "about the same": TOST within ±margin_pct
     plateau(figures, points, knee, op, metric="rate_ops_s", margin_pct=10.0) -> Verdict
                                                 a sweep "stops growing above the knee"
@@ -29,7 +30,11 @@ detected (the comparison's MDE, 80% power at the 5% level).
 Rules (fixed before data; stated in each Verdict's `rule`):
 - Directional: holds when the change is significant (p < 0.05, two-sided) in the claimed
   direction; does not hold when it is significant the other way; otherwise not shown: "the
-  change is -4.0% (p = 0.61) and these runs could detect ±11% or more".
+  change is -4.0% (p = 0.61) and these runs could detect ±11% or more". Where the claim names a
+  size (`material_pct`: "several times slower", "much faster"), a change shown smaller than it
+  in the claimed direction does not hold either: the one-sided 95% bound (the 90% CI's bound in
+  the claimed direction) short of the size (a non-inferiority test at 5%, the TOST half that
+  faces the claim). The size is the claim's, stated in its rule, never fitted to the data.
 - Equivalence (TOST, Schuirmann 1987): holds when both one-sided tests reject at 5%, i.e. the
   90% CI of the change lies inside [-margin, +margin]; does not hold when the change is
   significantly beyond a margin (the 90% CI lies wholly above +margin or below -margin: a
@@ -62,6 +67,8 @@ from cassperf.analysis.claims import FAILS, HOLDS, NOT_SHOWN, Claim
 from cassperf.analysis.format import fmt_p, fmt_pct
 
 DIRECTIONAL_RULE = "significant change (p < 0.05, two-sided) in the claimed direction, across runs"
+MATERIAL_RULE = ("does not hold either when the {d} is shown below {m:g}% (one-sided test at 5%: the 90% CI's "
+                 "bound in the claimed direction short of {m:g}%)")
 EQUIVALENCE_RULE = "TOST at 5%: the 90% CI of the change within ±{m:g}%"
 PLATEAU_RULE = ("rise up to {k:g} significant; every point above it below +{m:g}% of it (90% CI upper bound, "
                 "intersection-union test at 5%)")
@@ -94,21 +101,31 @@ def _detect(c: ArmComparison) -> str:
     return f"these runs could detect ±{c.mde_pct:.0f}% or more"
 
 
-def directional(c: ArmComparison, sign: int) -> Verdict:
-    """A claimed rise (sign +1) or fall (-1) of B against A (rule: module docstring)."""
+def directional(c: ArmComparison, sign: int, material_pct: float | None = None) -> Verdict:
+    """A claimed rise (sign +1) or fall (-1) of B against A (rule: module docstring). With
+    `material_pct`, the size below which the claim would not be what it says (e.g. "several
+    times slower"): a change shown smaller than that in the claimed direction (the one-sided 95%
+    bound, the 90% CI's, short of ±material_pct) does not hold either."""
     if sign not in (1, -1):
         raise ValueError(f"directional: sign must be +1 (a rise) or -1 (a fall), got {sign!r}")
-    undecided = _undecided(c, DIRECTIONAL_RULE)
+    rule = DIRECTIONAL_RULE if material_pct is None else DIRECTIONAL_RULE + "; " + MATERIAL_RULE.format(
+        m=material_pct, d="rise" if sign > 0 else "fall")
+    undecided = _undecided(c, rule)
     if undecided:
         return undecided
     said = "rise" if sign > 0 else "fall"
     if not c.significant:
+        low, high = c.ci_pct(0.90)
+        bound = high if sign > 0 else low
+        if material_pct is not None and (bound < material_pct if sign > 0 else bound > -material_pct):
+            return Verdict(FAILS, f"the change is {fmt_pct(c.change_pct)}, 90% CI [{fmt_pct(low)}, {fmt_pct(high)}]: "
+                                  f"no {said} of {material_pct:g}% or more", rule, c)
         return Verdict(NOT_SHOWN, f"the change is {fmt_pct(c.change_pct)} ({fmt_p(c.p_value)}) and {_detect(c)}",
-                       DIRECTIONAL_RULE, c)
+                       rule, c)
     if c.change_pct * sign > 0:
-        return Verdict(HOLDS, f"{c.text}: a significant {said}", DIRECTIONAL_RULE, c)
+        return Verdict(HOLDS, f"{c.text}: a significant {said}", rule, c)
     other = "fall" if sign > 0 else "rise"
-    return Verdict(FAILS, f"{c.text}: a significant {other}, where the claim says a {said}", DIRECTIONAL_RULE, c)
+    return Verdict(FAILS, f"{c.text}: a significant {other}, where the claim says a {said}", rule, c)
 
 
 def equivalent(c: ArmComparison, margin_pct: float) -> Verdict:
