@@ -86,6 +86,16 @@ def study_data(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
             mp.undo()
 
 
+def study_with_test_params(cls: Any, name: str) -> Any:
+    """The study the notebook `name` runs with the test parameter set (its yaml, as make test runs it)."""
+    import yaml
+
+    from cassperf import config
+
+    params = yaml.safe_load((config.notebooks_dir() / "params" / "test" / name.replace(".ipynb", ".yaml")).read_text())
+    return cls.from_parameters(params)
+
+
 def execute_study(name: str, out_dir: Path, parameter_set: str = "test", **parameters: Any) -> ExecutedStudy:
     """Run notebooks/<name> with notebooks/params/<set>/<stem>.yaml plus ``parameters``."""
     stem = Path(name).stem

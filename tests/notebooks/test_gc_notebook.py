@@ -11,7 +11,8 @@ from cassperf.experiments.garbagecollect import GCStudy
 from cassperf.experiments.garbagecollect_report import claims, published_table, window_figures, windows
 from cassperf.experiments.outcome import load_outcome
 from cassperf.results.catalog import catalog
-from tests.notebooks.studykit import check_in_chromium, check_report_shape, execute_study, study_data  # noqa: F401
+from tests.notebooks.studykit import (check_in_chromium, check_report_shape, execute_study, study_data,  # noqa: F401
+                                      study_with_test_params)
 
 pytestmark = [pytest.mark.notebook, pytest.mark.cluster]
 
@@ -28,9 +29,7 @@ def test_gc_notebook_runs_garbagecollect_beside_a_placebo_and_publishes_the_tabl
     assert sorted(zip(measured["arm"], measured["block"])) == sorted(
         (a, b) for a in ("garbagecollect", "placebo", "placebo (A/A)") for b in ("1", "2"))
     assert set(measured["rate"]) == {"300"} and set(measured["ratio"]) == {"5:4:1"}
-    study = GCStudy.from_parameters({"experiment": "test", "repeats": 2, "keys": 6000, "rate_ops_s": 300,
-                                     "steady_s": 4, "window_s": 6, "tail_s": 1, "warm_step_s": 2,
-                                     "warm_max_steps": 1})
+    study = study_with_test_params(GCStudy, NB)
     outcome = load_outcome(study)
     for r in outcome.runs:
         assert r.manifest["latency_type"] == "response"

@@ -10,7 +10,8 @@ from cassperf.experiments.outcome import load_outcome
 from cassperf.experiments.replication_factor import RFStudy
 from cassperf.experiments.replication_factor_report import claims as rf_claims
 from cassperf.results.catalog import catalog
-from tests.notebooks.studykit import check_in_chromium, check_report_shape, execute_study, study_data  # noqa: F401
+from tests.notebooks.studykit import (check_in_chromium, check_report_shape, execute_study, study_data,  # noqa: F401
+                                      study_with_test_params)
 
 pytestmark = [pytest.mark.notebook, pytest.mark.cluster]
 
@@ -22,10 +23,7 @@ def test_rf_notebook_runs_every_arm_in_randomized_blocks_and_leads_with_its_find
     run = execute_study(NB, tmp_path / "first", **WHERE)
     check_report_shape(run)
     measured = catalog(study="replication-factor", experiment="test", role="measure")
-    study = RFStudy.from_parameters({"experiment": "test", "repeats": 2, "run_s": 3, "interval_s": 0.125,
-                                     "warm_step_s": 2, "warm_max_steps": 1, "calibrate_s": 2, "rfs": [1, 3],
-                                     "read_rfs": [1], "rows": 1500, "cl_sweep": ["ONE"], "thread_sweep_rfs": [1],
-                                     "mixed_rfs": [3]})
+    study = study_with_test_params(RFStudy, NB)
     outcome = load_outcome(study)
     arms = outcome.arm_names
     # the plan's arms at the calibrated concurrency, the A/A twin last; every arm once per block
@@ -45,6 +43,13 @@ def test_rf_notebook_runs_every_arm_in_randomized_blocks_and_leads_with_its_find
     writes = measured[measured["arm"] == "write rf=1"]
     assert set(writes["threads"]) == {str(max(1, cal["knee"] // 2))}
     assert outcome.record["warmup"] and outcome.record["warmup"][0]["rates_ops_s"]
+    # the warm pass ran every arm once, unmeasured, before block 1 (not the A/A twin: its arm warmed it)
+    warm = catalog(study="replication-factor", experiment="test", role="warmup")
+    passed = sorted(n[len("warm pass "):] for n in warm["name"] if n.startswith("warm pass "))
+    assert passed == sorted(planned) and len(outcome.record["warm_pass"]["runs"]) == len(planned)
+    # every measured run carries its pool: the cold run a its own, the others their op's
+    pools = dict(zip(measured["arm"], measured["pool"], strict=False))
+    assert pools["read rf=1 run=a"] == "" and pools["read rf=1 run=b"] == "read" and pools["mixed rf=3"] == "mixed"
     # the published claims are the analysis functions' on the stored runs
     expected = rf_claims(outcome)
     assert [c["verdict"] for c in run.claims] == expected["verdict"].tolist()

@@ -215,6 +215,8 @@ class DeploymentStudy(Study):
     deployments: str = "5.0.6:java17:disk,5.0.6:java17:tmpfs,5.0.6:java17:container"
     rows: int = 20_000          # keys loaded per deployment (the study: 500,000,000)
     threads: int = 0            # requests in flight; 0: calibrated, below the knee (the study: -rate threads=16)
+    workloads: Sequence[str] = ("write", "read")   # of OPS (the study: all three); mixed left out locally for time
+    warm_max_steps: int = 3                         # per deployment: three clusters to warm
     machine: str = ""           # the machine label; "" = this host's name
     cl: str = "LOCAL_ONE"       # cassandra-stress's default
     column_size: int = 818
@@ -231,6 +233,9 @@ class DeploymentStudy(Study):
 
     def __post_init__(self) -> None:
         super().__post_init__()
+        bad = [w for w in self.workloads if w not in OPS]
+        if bad or not self.workloads or len(set(self.workloads)) != len(self.workloads):
+            raise ConfigError(f"workloads={list(self.workloads)!r}: expected some of {list(OPS)}, each once")
         for name, low in (("rows", 1), ("threads", 0)):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < low:
@@ -357,7 +362,7 @@ class DeploymentStudy(Study):
             if f is not None and f.deployment.storage == "container":
                 labels["container_limits"] = self.limits.label
             out += [Arm(f"{name} {op}", {**labels, "op": op}, spec=self.spec(op, threads), context=name)
-                    for op in OPS]
+                    for op in OPS if op in self.workloads]
         return out
 
     def aa_arm(self, arms: Sequence[Arm]) -> str:

@@ -32,7 +32,7 @@ import dataclasses
 import json
 import os
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -227,6 +227,31 @@ class _Executor:
             self.say(f"warm-up{' of ' + name if name else ''}: {why}")
             self.record.save()
 
+    def warm_arms(self, arms: Sequence[Arm]) -> None:
+        """The warm pass: each arm's load once for ``warm_arm_s`` seconds (role=warmup, without its
+        before and during actions), right before block 1, so that block 1 does not carry what
+        the first read of a keyspace or the first run at a concurrency costs (the cluster warm-up
+        loads one keyspace at one concurrency). Left out when block 1 is stored already."""
+        seconds = self.study.warm_arm_s
+        if seconds <= 0 or all(_done(_mine(self.stored, a.name, 1)) for a in arms):
+            return
+        runs: list[str] = []
+        t = time.monotonic()
+        for arm in arms:
+            if arm.name.endswith(AA_SUFFIX):
+                continue
+            short = dataclasses.replace(
+                arm, name=f"warm pass {arm.name}", before=None, during=None, follows=None,
+                spec=dataclasses.replace(arm.spec, duration=seconds, n=None) if arm.spec is not None else None,
+                clients=tuple((dc, dataclasses.replace(s, duration=seconds, n=None)) for dc, s in arm.clients))
+            try:
+                runs.extend(self.run_arm(short, {"role": "warmup", "name": f"warm pass {arm.name}"}, sample=False))
+            except Exception as exc:  # noqa: BLE001 - a warm pass that fails costs nothing measured; said
+                self.say(f"warm pass {arm.name}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+        self.record.data["warm_pass"] = {"utc": _now(), "runs": runs, "step_s": seconds}
+        self.say(f"warm pass: every arm once for {seconds} s, unmeasured ({time.monotonic() - t:.0f} s)")
+        self.record.save()
+
     def calibrate(self) -> Calibrated | None:
         """The knee, found once per plan and kept in the record."""
         found = self.record.calibrated
@@ -281,7 +306,7 @@ class _Executor:
                                 "left out: another client of its slot was cut short, and the slot ran again")
             self.say(f"{title}: run {', '.join(cut['run_id'])} was cut short (incomplete): left out, run again")
         labels = {"role": "measure", "arm": arm.name, "block": str(slot.block), "position": str(slot.position),
-                  **arm.labels}
+                  "pool": arm.pool_label, **arm.labels}
         t = time.monotonic()
         note = arm.before(self.contexts[arm.context]) if arm.before is not None else None
         key = f"{slot.block}/{arm.name}"
@@ -341,6 +366,7 @@ def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
             record.data.setdefault("baseline", []).append({"utc": _now(), **found})
             record.save()
         arms, order = ex.arms(ex.calibrate())
+        ex.warm_arms(arms)
         by_name = {a.name: a for a in arms}
         bar = None
         if progress:

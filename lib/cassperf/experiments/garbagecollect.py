@@ -65,9 +65,10 @@ class GCStudy(Study):
     local_dc: str = "dc1"
     keyspace: str = "gc_lcs_lz4"
     concurrency: int = 64               # requests in flight that carry the fixed rate
-    steady_s: int = 10                  # load before the operation starts
-    window_s: int = 15                  # the operation's window, from its start
-    tail_s: int = 3                     # load after the window
+    interval_s: float = 0.25
+    steady_s: int = 6                   # load before the operation starts
+    window_s: int = 12                  # the operation's window, from its start
+    tail_s: int = 2                     # load after the window
     compaction_mib_s: int = 0           # compaction throughput during a run (0: unthrottled)
     restore_compaction_mib_s: int = 64  # put back after the operation (Cassandra 5.0's default)
     gc_nodes: Sequence[str] = ()        # empty: every node
@@ -140,8 +141,10 @@ class GCStudy(Study):
         labels = {"op": "mixed", "ratio": f"{self.read}:{self.write}:{self.delete}", "rate": str(rate),
                   "rf": str(self.rf), "cl": self.cl}
         tables = ((self.keyspace, "standard1"),)
+        # garbagecollect's spread from run to run is its own (pool ""): the operation is what differs
         return [Arm(name, {**labels, "operation": name}, spec=spec, before=self._settle, during=self._operation(name),
-                    sampler_tables=tables) for name in ("garbagecollect", "placebo")]
+                    sampler_tables=tables, pool="" if name == "garbagecollect" else None)
+                for name in ("garbagecollect", "placebo")]
 
     def aa_arm(self, arms: Sequence[Arm]) -> str:
         return "placebo"

@@ -73,7 +73,7 @@ class MultiDCStudy(Study):
     cl: str = "LOCAL_QUORUM"
     cl_levels: Sequence[str] = ("LOCAL_QUORUM", "EACH_QUORUM")
     cl_dc: str = "dc1"
-    quorum_threads: Sequence[int] = ()      # empty: x1, x2, x4 of cl_threads
+    quorum_threads: Sequence[int] = ()      # empty: x1 and x4 of cl_threads
     keyspace_prefix: str = "ks410"
     column_size: int = 818
     column_count: int = 5
@@ -194,7 +194,7 @@ class MultiDCStudy(Study):
         split = max(1, below // len(self.dcs))
         one = self.cl_threads or light
         return (self.write_threads or split, self.read_threads or split, one,
-                sorted(set(self.quorum_threads)) or [one, one * 2, one * 4])
+                sorted(set(self.quorum_threads)) or [one, one * 4])
 
     def arms(self, calibrated: Calibrated | None) -> list[Arm]:
         both_writes, both_reads, one, sweep = self.threads(calibrated)

@@ -7,7 +7,8 @@ each a closed-loop run of ``run_s`` seconds at ``cl`` unless named otherwise:
 
 - ``write rf=R``                writes over the loaded keys, for each of ``rfs``
 - ``read rf=R run=a`` / ``b``   reads after emptying what caches reads (run "a", cold), then at
-                                once again (run "b", warm), for each of ``read_rfs``
+                                once again (run "b", warm), for each of ``read_rfs``; run "a"
+                                only for ``cold_read_rfs`` (the other RFs read warm, run "b")
 - ``read rf=3 cl=C``            reads at each of ``cl_sweep`` on the ``cl_sweep_rf`` keyspace
 - ``write rf=R threads=T``      writes at each of the thread sweep, for each of ``thread_sweep_rfs``
 - ``mixed rf=R``                50/50 read/write, for each of ``mixed_rfs``
@@ -31,8 +32,9 @@ from cassperf.workload.spec import Ratio, Replication, WorkloadSpec
 STUDY = "replication-factor"
 SOURCE = "../shared/studies/000_3ef1c0e852c7379d.txt"
 #: what the published study ran that the local defaults drop (said in the report)
-PUBLISHED = {"rfs": (1, 2, 3, 4, 5, 6), "read_rfs": (1, 2, 3, 4, 5, 6), "cl_sweep": ("ONE", "TWO", "THREE"),
-             "mixed_rfs": (1, 3, 5), "thread_sweep": (16, 32, 64, 128, 256, 512)}
+PUBLISHED = {"rfs": (1, 2, 3, 4, 5, 6), "read_rfs": (1, 2, 3, 4, 5, 6), "cold_read_rfs": (1, 2, 3, 4, 5, 6),
+             "cl_sweep": ("ONE", "TWO", "THREE"), "mixed_rfs": (1, 3, 5), "thread_sweep": (16, 32, 64, 128, 256, 512),
+             "thread_sweep_rfs": (1, 3)}
 
 
 def _rfs(name: str, value: Any) -> tuple[int, ...]:
@@ -53,14 +55,15 @@ class RFStudy(Study):
 
     rfs: Sequence[int] = (1, 2, 3)
     read_rfs: Sequence[int] = (1, 3)
-    rows: int = 20_000                      # keys loaded per RF before the blocks (the study: 10,000,000)
+    cold_read_rfs: Sequence[int] = (3,)     # RFs of read_rfs that also get the cold run a
+    rows: int = 10_000                      # keys loaded per RF before the blocks (the study: 10,000,000)
     write_threads: int = 0                  # 0: calibrated, below the knee (the study: 256)
     read_threads: int = 0                   # 0: calibrated, as writes (the study: 128)
     cl: str = "LOCAL_QUORUM"
-    cl_sweep: Sequence[str] = ("ONE", "TWO")
+    cl_sweep: Sequence[str] = ("ONE",)
     cl_sweep_rf: int = 3
     thread_sweep: Sequence[int] = ()        # empty: x1, x4, x16 of the calibrated write concurrency
-    thread_sweep_rfs: Sequence[int] = (1, 3)
+    thread_sweep_rfs: Sequence[int] = ()
     mixed_rfs: Sequence[int] = (1, 3)
     local_dc: str = "dc1"
     keyspace_prefix: str = "ks410rf"
@@ -71,8 +74,12 @@ class RFStudy(Study):
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("rfs", "read_rfs", "thread_sweep_rfs", "mixed_rfs", "cl_sweep_rf"):
+        for name in ("rfs", "read_rfs", "cold_read_rfs", "thread_sweep_rfs", "mixed_rfs", "cl_sweep_rf"):
             _rfs(name, getattr(self, name))
+        stray = [rf for rf in self.cold_read_rfs if rf not in self.read_rfs]
+        if stray:
+            raise ConfigError(f"cold_read_rfs={list(self.cold_read_rfs)!r}: RF {stray[0]} is not in "
+                              f"read_rfs={list(self.read_rfs)!r}; a cold run a reads what the RF's reads read")
         for name in ("write_threads", "read_threads", "connections_per_host"):
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int) or v < 0:
@@ -149,9 +156,12 @@ class RFStudy(Study):
         for rf in self.rfs:
             out.append(arm(f"write rf={rf}", "rf-write", rf, "write", writes, self.cl, "b"))
         for rf in self.read_rfs:
-            out.append(arm(f"read rf={rf} run=a", "rf-read", rf, "read", reads, self.cl, "a", before=self._cold(rf)))
+            cold = rf in self.cold_read_rfs
+            if cold:       # made cold on purpose: its run-to-run spread is its own (pool "")
+                out.append(arm(f"read rf={rf} run=a", "rf-read", rf, "read", reads, self.cl, "a",
+                               before=self._cold(rf), pool=""))
             out.append(arm(f"read rf={rf} run=b", "rf-read", rf, "read", reads, self.cl, "b",
-                           follows=f"read rf={rf} run=a"))
+                           follows=f"read rf={rf} run=a" if cold else None))
         for cl in self.cl_sweep:
             out.append(arm(f"read rf={self.cl_sweep_rf} cl={cl}", "cl-read", self.cl_sweep_rf, "read", reads, cl, "b"))
         for rf in self.thread_sweep_rfs:

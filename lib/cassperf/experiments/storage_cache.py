@@ -105,8 +105,9 @@ class StorageStudy(Study):
     threads: Sequence[int] = ()               # read sweep; empty: around the calibrated knee (the study: 4..512)
     empty_threads: int = 0                    # threads of the empty-cache runs a and b; 0: the knee
     chunk_kbs: Sequence[int] = (4, 64, 256)   # chunk sizes on the data folder's disk (the study: 4/64/128/256)
-    loop_chunk_kbs: Sequence[int] = (64,)     # chunk sizes on the loop-device filesystem (root; () for none)
+    loop_chunk_kbs: Sequence[int] = ()       # chunk sizes on the loop-device filesystem (root; () for none)
     empty_chunk_kbs: Sequence[int] = (64,)    # chunk sizes that also get the empty-cache runs a and b
+    sweep_chunk_kbs: Sequence[int] = (64,)    # chunk sizes read at every thread count, the others at the knee only ((): all)
     loop_size_mb: int = 1024                  # the loop filesystem, MiB (a sparse file)
     storage_label: str = ""                   # a named cluster: what its data disks are
     write_threads: int = 64                   # requests in flight of the loads
@@ -148,6 +149,7 @@ class StorageStudy(Study):
         chunks = _chunks("chunk_kbs", self.chunk_kbs)
         loop = _chunks("loop_chunk_kbs", self.loop_chunk_kbs)
         empty = _chunks("empty_chunk_kbs", self.empty_chunk_kbs)
+        _chunks("sweep_chunk_kbs", self.sweep_chunk_kbs)
         if not chunks:
             raise ConfigError("chunk_kbs=[]: name at least one chunk size on the data folder's disk (the "
                               "calibration and the A/A control run there), e.g. [64]")
@@ -253,11 +255,13 @@ class StorageStudy(Study):
                 return Arm(f"{conf.name}, {name}", labels, spec=self.read_spec(conf.chunk_kb, threads),
                            tool=self.tool, context=conf.context, **kw)
 
-            for t in points:
+            swept = not self.sweep_chunk_kbs or conf.chunk_kb in self.sweep_chunk_kbs
+            for t in (points if swept else [empty_at]):
                 out.append(arm(f"full, {t} threads", "full", "a", t, before=_warm(keyspace)))
             if conf.empty:
-                a = arm("empty, run a", "empty", "a", empty_at, before=_cold(keyspace, self.cold_restart))
-                out += [a, arm("empty, run b", "empty", "b", empty_at, follows=a.name)]
+                # made different on purpose (an emptied cache, then its filling): their spread is their own
+                a = arm("empty, run a", "empty", "a", empty_at, before=_cold(keyspace, self.cold_restart), pool="")
+                out += [a, arm("empty, run b", "empty", "b", empty_at, follows=a.name, pool="")]
         return out
 
     def aa_arm(self, arms: Sequence[Arm]) -> str:
@@ -278,9 +282,12 @@ class StorageStudy(Study):
         if gone:
             said.append(f"It also ran chunk sizes {', '.join(f'{c} KiB' for c in gone)}: left out here.")
         missing = [t for t in PUBLISHED_THREADS if t not in points]
+        swept = [c for c in chunks if not self.sweep_chunk_kbs or c in self.sweep_chunk_kbs]
         if missing:
-            said.append(f"It swept {', '.join(map(str, PUBLISHED_THREADS))} client threads; here "
-                        f"{', '.join(map(str, points))} ({'around the calibrated knee' if not self.threads else 'the threads parameter'}).")
+            said.append(f"It swept {', '.join(map(str, PUBLISHED_THREADS))} client threads for every chunk size; here "
+                        f"{', '.join(map(str, points))} ({'around the calibrated knee' if not self.threads else 'the threads parameter'})"
+                        + (f" for {', '.join(f'{c} KiB' for c in swept)}, and the other chunk sizes at {empty_at} only"
+                           if len(swept) < len(chunks) else "") + ".")
         said.append(f"It ran the empty-cache sweep over every thread count; here run a and run b at {empty_at} threads "
                     f"only, for {', '.join(f'{c} KiB' for c in self.empty_chunk_kbs) or 'no chunk size'} (each run a "
                     f"needs its own cold restart).")

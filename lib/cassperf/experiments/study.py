@@ -34,7 +34,8 @@ from cassperf.experiments.runner import LocalRunner
 from cassperf.workload.spec import WorkloadSpec
 
 #: Labels the executor gives every run (a study's own labels must not use them).
-EXECUTOR_LABELS = ("study", "experiment", "plan", "role", "arm", "block", "position", "seed", "tool", "spec_key")
+EXECUTOR_LABELS = ("study", "experiment", "plan", "role", "arm", "block", "position", "seed", "tool", "spec_key",
+                   "pool")
 #: role label values: measured arm runs, unmeasured preparation loads, warm-up and calibration steps
 ROLES = ("measure", "load", "warmup", "calibration")
 #: the A/A twin's arm name is its original's with this suffix
@@ -49,7 +50,10 @@ class Arm:
     started together by the study's runner). ``before(cluster) -> note`` runs first (e.g. empty
     the caches); ``during(writer, cluster)`` runs in a thread when measurement starts (run_spec's
     during action, given the arm's cluster too). ``follows``: the arm this one runs right after
-    in every block (run "b" after its cold run "a"); such a chain is placed as one unit."""
+    in every block (run "b" after its cold run "a"); such a chain is placed as one unit.
+    ``pool``: the arms whose run-to-run spread a comparison may share (analysis.arms, RCBD); None
+    (the default) pools the arm with the others of its op (write, read, mixed), "" pools it with
+    none (an arm made different on purpose, e.g. run from an emptied cache)."""
 
     name: str
     labels: Mapping[str, str]
@@ -61,6 +65,7 @@ class Arm:
     context: str = ""
     follows: str | None = None
     sampler_tables: tuple[tuple[str, str], ...] = ()
+    pool: str | None = None
 
     def __post_init__(self) -> None:
         if (self.spec is None) == (not self.clients):
@@ -68,6 +73,11 @@ class Arm:
         clash = sorted(set(self.labels) & set(EXECUTOR_LABELS))
         if clash:
             raise ConfigError(f"arm {self.name!r}: labels {clash} are the executor's; name them otherwise")
+
+    @property
+    def pool_label(self) -> str:
+        """The run label ``pool``: ``pool``, or by default the op of the arm's (first) spec."""
+        return self.pool if self.pool is not None else self.specs[0].op
 
     @property
     def specs(self) -> list[WorkloadSpec]:
@@ -138,7 +148,8 @@ class StudyParameters:
     repeats: runs per arm, one per block; seed: the blocks' random order; run_s: seconds of
     measured load per run (after ``warmup_s`` unrecorded), interval_s: reporting interval (a run
     holds run_s / interval_s intervals, at least ``MIN_INTERVALS``); warm_step_s / warm_max_steps:
-    the warm-up's steps; calibrate_s: seconds per calibration point; aa: run the A/A control."""
+    the warm-up's steps; calibrate_s: seconds per calibration point; warm_arm_s: seconds of the
+    warm pass, every arm once right before block 1, unmeasured (0: none); aa: run the A/A control."""
 
     MIN_INTERVALS: ClassVar[int] = 20
     #: parameters that say where a study runs, not what it measures: left out of the plan key
@@ -150,12 +161,13 @@ class StudyParameters:
     repeats: int = 3
     seed: int = 1
     run_s: int = 6
-    interval_s: float = 0.25
-    warmup_s: float = 1.0
+    interval_s: float = 0.2
+    warmup_s: float = 0.5
     tool: str = "engine"
-    warm_step_s: int = 5
-    warm_max_steps: int = 8
-    calibrate_s: int = 3
+    warm_step_s: int = 4
+    warm_max_steps: int = 5
+    calibrate_s: int = 2
+    warm_arm_s: int = 2
     aa: bool = True
 
     def __post_init__(self) -> None:
@@ -167,6 +179,7 @@ class StudyParameters:
         _whole("warm_step_s", self.warm_step_s)
         _whole("warm_max_steps", self.warm_max_steps, 0)
         _whole("calibrate_s", self.calibrate_s)
+        _whole("warm_arm_s", self.warm_arm_s, 0)
         if isinstance(self.interval_s, bool) or not isinstance(self.interval_s, (int, float)) or self.interval_s <= 0:
             raise ConfigError(f"interval_s={self.interval_s!r}: expected seconds > 0, e.g. 0.25")
         if self.run_s / self.interval_s < self.MIN_INTERVALS:

@@ -156,7 +156,8 @@ class StudyReport:
         from cassperf.plots.method import calibration_figure, order_table, warmup_figure
 
         rec = self.outcome.record
-        display(HTML(f"{_STYLE}<div class='cp-find'><h3>Method</h3><p class='small'>{_esc(METHOD_TEXT)}</p></div>"))
+        display(HTML(f"{_STYLE}<div class='cp-find'><h3>Method</h3><p class='small'>{_esc(METHOD_TEXT)}</p>"
+                     f"<p class='small'>{_esc(self.runs_text())}</p></div>"))
         if rec.get("warmup"):
             display(warmup_figure(rec["warmup"]))
         if rec.get("calibration"):
@@ -164,11 +165,30 @@ class StudyReport:
         display(HTML(f"{_STYLE}<div class='cp-find'><h4>Order of the runs (seed {self.outcome.study.seed})</h4>"
                      f"{order_table(rec.get('order', []))}</div>"))
 
+    def runs_text(self) -> str:
+        """What the runs were: how many counted, their steady windows' intervals, the warm pass."""
+        figs, study, rec = self.figures, self.outcome.study, self.outcome.record
+        said = []
+        if not figs.empty and "intervals" in figs.columns:
+            ok = figs[figs["status"] == "ok"]
+            runs = ok["run_id"].nunique()
+            n = ok["intervals"]
+            if runs:
+                said.append(f"{runs} of {figs['run_id'].nunique()} measured runs counted; their steady windows held "
+                            f"{int(n.min())} to {int(n.max())} intervals (median {int(n.median())}) of "
+                            f"{study.interval_s:g} s.")
+        warm = rec.get("warm_pass")
+        if warm:
+            said.append(f"Before block 1, a warm pass ran each arm once for {warm.get('step_s')} s, unmeasured "
+                        f"({len(warm.get('runs', []))} runs), so that block 1 does not carry first reads and first "
+                        f"runs at a concurrency.")
+        return " ".join(said)
+
     # -- the inventory -------------------------------------------------------------------------
     def inventory(self) -> None:
         from cassperf.report.header import header_html
 
-        cols = [c for c in ("arm", "block", "position", "op", "rate_ops_s", "latency_p50_ms", "latency_p99_ms",
+        cols = [c for c in ("arm", "block", "position", "pool", "op", "rate_ops_s", "latency_p50_ms", "latency_p99_ms",
                             "intervals", "cv", "lag1", "drift_pct", "status", "reason", "run_id")
                 if c in self.figures.columns]
         runs = self.figures[cols].to_html(index=False, float_format=lambda v: f"{v:,.2f}", na_rep="")
@@ -183,9 +203,13 @@ METHOD_TEXT = (
     "Each run's figures are taken over its steady window (MSER-5 drops a start that differs from the rest). "
     "Every arm ran once per block and the blocks' orders were drawn at random, so time, warm-up and the machine's "
     "other load fall on every arm alike; the A/A control is one arm run a second time, identically, and its "
-    "comparison shows what this machine's noise alone produces. Comparisons are made between arms over their runs: "
-    "throughput and mean latency by Welch's t-test on the run figures, percentiles over the runs' HDR merges. "
-    "A 'not shown' states its reason and the smallest change these runs could have detected.")
+    "comparison shows what this machine's noise alone produces. Two arms are compared over their runs in the "
+    "blocks they share: the change is the geometric mean of the per-block ratios, and its uncertainty comes from "
+    "the run-to-run spread of every arm of the same kind in those blocks (the same op; never a run made different "
+    "on purpose, such as one from an emptied cache), the residual of a randomized complete block analysis, or from "
+    "the pair alone where fewer than three arms share it; each claim row says which and its degrees of freedom. "
+    "Percentiles are read from the arms' merged HDR histograms, never averaged. "
+    "A 'not shown' states its reason and the smallest change these runs could have detected (80% power, 5% level).")
 
 
 def where_text(cluster: Mapping[str, Any] | None) -> str:
