@@ -89,7 +89,7 @@ def test_a_run_leaves_only_for_a_stated_reason() -> None:
                                 "needed), so a warm-up could not be told apart")
     assert reasons["idle"] == "no ops in the steady window"
     assert reasons["ramp"].startswith("drift: throughput trends +") and reasons["ramp"].endswith(
-        "across the steady window (p < 0.001; the bound is ±10% at p < 0.001)")
+        "across the steady window (p < 0.001; the bound is ±25% at p < 0.001)")
     assert reasons["empty"] == "no steady state: no intervals"
     assert frame.set_index("run_id").loc["empty", "op"] is pd.NA
     assert frame["status"].tolist() == ["ok"] + ["excluded"] * 6

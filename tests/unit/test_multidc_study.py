@@ -79,7 +79,7 @@ def test_given_thread_counts_are_per_client_and_need_no_calibration() -> None:
                                    r"x4 of cl_threads\)$"),
     ({"inter_dc_rtt_ms": -5}, r"^inter_dc_rtt_ms=-5: expected milliseconds >= 0 \(0: no distance\)$"),
     ({"client_hosts": "dc3=vm-a"}, r"^client_hosts names DC 'dc3', which the study does not use; DCs: dc1, dc2$"),
-    ({"run_s": 2}, r"^run_s=2 at interval_s=0.2 gives 10 intervals: a run needs at least 20; raise run_s or lower "
+    ({"run_s": 2}, r"^run_s=2 at interval_s=0.15 gives 13 intervals: a run needs at least 20; raise run_s or lower "
                    r"interval_s$"),
 ])
 def test_bad_parameters_get_one_line(kwargs: dict, message: str) -> None:

@@ -27,13 +27,16 @@ A run leaves comparisons only for a stated reason, in `status` ("ok" or "exclude
   no steady state  no intervals, or fewer than 10 after the cool-down trim (MSER-5 needs 10
                    to find the end of a warm-up, so the figure would include it)
   no ops           the op had no operations in the steady window
-  drift            |drift_pct| > DRIFT_BOUND_PCT (10%) and drift_p < DRIFT_ALPHA (0.001)
+  drift            |drift_pct| > DRIFT_BOUND_PCT (25%) and drift_p < DRIFT_ALPHA (0.001)
 The drift bound is two-part because the interval noise on this machine is large (interval CV
 40-80% on 0.25 s intervals): a fixed % bound alone would drop noisy stationary runs, a test
 alone would drop stable runs over trends too small to matter. On the simulated studies
 (tests/unit/test_analysis_calibration.py) it drops under 0.5% of stationary runs. Keeping a
 drifting run does not bias a comparison of randomized blocks, it widens the run-to-run spread
-the comparison measures; so the bound only removes runs that were plainly not steady.
+the comparison measures; so the bound only removes runs that were plainly not steady. It was
+10% until make report's 6 s runs at saturation (05's reads at 128 in flight) showed trends of
+±15-20% in runs whose figures sat among their arm's others: at 10% the rule dropped two of three
+A/A runs there and left the control without a test.
 """
 
 from __future__ import annotations
@@ -57,7 +60,7 @@ from cassperf.results.model import Run
 
 ARM, BLOCK = "arm", "block"
 OK, EXCLUDED = "ok", "excluded"
-DRIFT_BOUND_PCT = 10.0
+DRIFT_BOUND_PCT = 25.0
 DRIFT_ALPHA = 0.001
 FIGURES = ("rate_ops_s", "row_rate_s", "latency_mean_ms", "latency_p50_ms", "latency_p95_ms", "latency_p99_ms",
            "latency_p999_ms")

@@ -161,7 +161,7 @@ class StudyParameters:
     repeats: int = 3
     seed: int = 1
     run_s: int = 6
-    interval_s: float = 0.2
+    interval_s: float = 0.15
     warmup_s: float = 0.5
     tool: str = "engine"
     warm_step_s: int = 4
