@@ -31,6 +31,10 @@ COUNTER_PANELS = (("JVM GC collections per second", "gc_count"), ("JVM GC time (
 ONE_HOST = "every node and the client share this machine's cores"
 
 
+#: the study's latencies rose from x2.1 (read average) to x115 (write p99) during garbagecollect; a
+#: rise shown below this is not the effect it published
+RISE_PCT = 50.0
+
 def windows(run: Any, window_s: float, steady_s: float) -> tuple[Window, Window]:
     """(steady, operation) windows of a run of either arm (module doc)."""
     from cassperf.analysis import phase_window
@@ -141,8 +145,9 @@ def claims(outcome: StudyOutcome) -> pd.DataFrame:
     src = outcome.study.source
     figs = window_figures(outcome)
     gc, placebo = "garbagecollect", "placebo"
-    aa = claim("A/A control: the placebo arm against its identical twin", src,
-               aa_control(compare_stored(figs, placebo, placebo + " (A/A)", "read", "rate_ops_s")))
+    # on read latency: at a fixed rate the twins' throughput is the rate itself, a control that cannot fail
+    aa = claim("A/A control: the placebo arm against its identical twin (read latency, average)", src,
+               aa_control(compare_stored(figs, placebo, placebo + " (A/A)", "read", "latency_mean_ms")))
     rows = []
     for name in ("read", "write"):
         c = compare_stored(figs, placebo, gc, name, "rate_ops_s")
@@ -152,7 +157,7 @@ def claims(outcome: StudyOutcome) -> pd.DataFrame:
         for metric, what in (("latency_p99_ms", "p99"), ("latency_mean_ms", "average")):
             c = compare_stored(figs, placebo, gc, name, metric)
             rows.append(claim(f"{name.capitalize()} latency ({what}) rises during garbagecollect", src,
-                              directional(c, +1), ONE_HOST))
+                              directional(c, +1, RISE_PCT), ONE_HOST))
     return claims_table(aa, rows)
 
 

@@ -56,7 +56,7 @@ class RFStudy(Study):
     rfs: Sequence[int] = (1, 2, 3)
     read_rfs: Sequence[int] = (1, 3)
     cold_read_rfs: Sequence[int] = (3,)     # RFs of read_rfs that also get the cold run a
-    rows: int = 10_000                      # keys loaded per RF before the blocks (the study: 10,000,000)
+    rows: int = 5_000                      # keys loaded per RF before the blocks (the study: 10,000,000)
     write_threads: int = 0                  # 0: calibrated, below the knee (the study: 256)
     read_threads: int = 0                   # 0: calibrated, as writes (the study: 128)
     cl: str = "LOCAL_QUORUM"
