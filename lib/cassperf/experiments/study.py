@@ -52,8 +52,9 @@ class Arm:
     during action, given the arm's cluster too). ``follows``: the arm this one runs right after
     in every block (run "b" after its cold run "a"); such a chain is placed as one unit.
     ``pool``: the arms whose run-to-run spread a comparison may share (analysis.arms, RCBD); None
-    (the default) pools the arm with the others of its op (write, read, mixed), "" pools it with
-    none (an arm made different on purpose, e.g. run from an emptied cache)."""
+    (the default) pools the arm with the others of its kind (the same op at the same load, see
+    ``pool_label``), "" pools it with none (an arm made different on purpose, e.g. run from an
+    emptied cache)."""
 
     name: str
     labels: Mapping[str, str]
@@ -76,8 +77,15 @@ class Arm:
 
     @property
     def pool_label(self) -> str:
-        """The run label ``pool``: ``pool``, or by default the op of the arm's (first) spec."""
-        return self.pool if self.pool is not None else self.specs[0].op
+        """The run label ``pool``: ``pool``, or by default the arm's kind from its (first) spec: the
+        op and the load, "read x128" (requests in flight) or "mixed x64 fixed=1400/s". The load is
+        part of the kind because the run-to-run spread grows with it: 05's make report runs
+        varied 2-5% from run to run at 8 in flight, 10-17% at 128 (past the knee)."""
+        if self.pool is not None:
+            return self.pool
+        spec = self.specs[0]
+        rate = spec.rate
+        return f"{spec.op} x{spec.concurrency}" + (f" {rate.kind}={rate.ops_per_s}/s" if rate.ops_per_s else "")
 
     @property
     def specs(self) -> list[WorkloadSpec]:
