@@ -66,8 +66,8 @@ class GCStudy(Study):
     keyspace: str = "gc_lcs_lz4"
     concurrency: int = 64               # requests in flight that carry the fixed rate
     interval_s: float = 0.25
-    steady_s: int = 6                   # load before the operation starts
-    window_s: int = 12                  # the operation's window, from its start
+    steady_s: int = 5                   # load before the operation starts
+    window_s: int = 10                  # the operation's window, from its start
     tail_s: int = 2                     # load after the window
     compaction_mib_s: int = 0           # compaction throughput during a run (0: unthrottled)
     restore_compaction_mib_s: int = 64  # put back after the operation (Cassandra 5.0's default)

@@ -65,7 +65,7 @@ class MultiDCStudy(Study):
     REPORT: ClassVar[str] = "cassperf.experiments.multidc_report"
 
     dcs: Sequence[str] = ("dc1", "dc2")
-    rows: int = 10_000                      # keys loaded per replicated keyspace (the study: 10,000,000)
+    rows: int = 5_000                      # keys loaded per replicated keyspace (the study: 10,000,000)
     write_threads: int = 0                  # per client of the both-DC writes; 0: calibrated (the study: 256)
     read_threads: int = 0                   # per client of the both-DC mix; 0: calibrated (the study: 128)
     cl_threads: int = 0                     # the one-DC arms (consistency levels); 0: calibrated, light
