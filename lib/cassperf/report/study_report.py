@@ -22,7 +22,6 @@ import html
 import importlib
 import math
 import os
-import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -252,8 +251,9 @@ def study_report(study_class: type[Study], namespace: Mapping[str, Any],
             cluster_desc = describe_cluster(cluster)
         where = study.describe_setting() if cluster is None else ""
         try:
-            # in batch (cassperf report) the progress bar goes to the terminal (the kernel's own stderr)
-            execute(study, cluster, progress=sys.__stderr__ if os.environ.get(BATCH_ENV) else True)
+            # in batch (cassperf report) no progress bar: ipykernel forwards even the kernel's own stderr
+            # (fd 2) into the page, where 30 lines of a bar stood above the findings
+            execute(study, cluster, progress=not os.environ.get(BATCH_ENV))
         except NotAddressable as exc:     # nothing ran: the report says why, with no stored run of elsewhere
             refused = f"not addressable on this cluster: {exc}"
     outcome = StudyOutcome(study, {}, [], note=refused) if refused else \
