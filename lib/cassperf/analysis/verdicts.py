@@ -2,6 +2,7 @@
 
     directional(c, sign, material_pct=None) -> Verdict
                                                 a claimed rise (sign +1) or fall (-1) of B against A
+    differs(c, margin_pct) -> Verdict           "B differs from A", either way; refuted by TOST within ±margin_pct
     equivalent(c, margin_pct) -> Verdict        "about the same": TOST within ±margin_pct
     plateau(figures, points, knee, op, metric="rate_ops_s", margin_pct=10.0) -> Verdict
                                                 a sweep "stops growing above the knee"
@@ -69,6 +70,8 @@ from cassperf.analysis.format import fmt_p, fmt_pct
 DIRECTIONAL_RULE = "significant change (p < 0.05, two-sided) in the claimed direction, across runs"
 MATERIAL_RULE = ("does not hold either when the {d} is shown below {m:g}% (one-sided test at 5%: the 90% CI's "
                  "bound in the claimed direction short of {m:g}%)")
+DIFFERS_RULE = ("significant change (p < 0.05, two-sided) either way; does not hold when the 90% CI lies within "
+                "±{m:g}% (TOST)")
 EQUIVALENCE_RULE = "TOST at 5%: the 90% CI of the change within ±{m:g}%"
 PLATEAU_RULE = ("rise up to {k:g} significant; every point above it below +{m:g}% of it (90% CI upper bound, "
                 "intersection-union test at 5%)")
@@ -126,6 +129,21 @@ def directional(c: ArmComparison, sign: int, material_pct: float | None = None) 
         return Verdict(HOLDS, f"{c.text}: a significant {said}", rule, c)
     other = "fall" if sign > 0 else "rise"
     return Verdict(FAILS, f"{c.text}: a significant {other}, where the claim says a {said}", rule, c)
+
+
+def differs(c: ArmComparison, margin_pct: float) -> Verdict:
+    """"B differs from A" (either way): holds when the change is significant; does not hold when
+    it is shown within ±margin_pct (TOST, as `equivalent`); otherwise not shown."""
+    rule = DIFFERS_RULE.format(m=margin_pct)
+    undecided = _undecided(c, rule)
+    if undecided:
+        return undecided
+    if c.significant:
+        return Verdict(HOLDS, f"{c.text}: a significant {'rise' if c.change_pct > 0 else 'fall'}", rule, c)
+    same = equivalent(c, margin_pct)
+    if same.verdict == HOLDS:
+        return Verdict(FAILS, f"{same.reason}: no change of {margin_pct:g}% or more either way", rule, c)
+    return Verdict(NOT_SHOWN, f"the change is {fmt_pct(c.change_pct)} ({fmt_p(c.p_value)}) and {_detect(c)}", rule, c)
 
 
 def equivalent(c: ArmComparison, margin_pct: float) -> Verdict:
@@ -230,5 +248,5 @@ def claims_table(aa: Claim, claims: Sequence[Claim]) -> pd.DataFrame:
     return out
 
 
-__all__ = ["CLAIM_COLUMNS", "Verdict", "aa_control", "all_of", "claim", "claims_table", "directional", "equivalent",
-           "plateau"]
+__all__ = ["CLAIM_COLUMNS", "Verdict", "aa_control", "all_of", "claim", "claims_table", "differs", "directional",
+           "equivalent", "plateau"]

@@ -57,7 +57,7 @@ def figures(outcome: StudyOutcome) -> pd.DataFrame:
 def claims(outcome: StudyOutcome, figs: pd.DataFrame) -> pd.DataFrame:
     from cassperf.analysis.arms import compare_stored
     from cassperf.analysis.claims import NOT_SHOWN
-    from cassperf.analysis.verdicts import Verdict, aa_control, all_of, claim, claims_table, directional
+    from cassperf.analysis.verdicts import Verdict, aa_control, all_of, claim, claims_table, differs, directional
 
     study, src = outcome.study, outcome.study.source
     names = study.context_names()
@@ -87,7 +87,7 @@ def claims(outcome: StudyOutcome, figs: pd.DataFrame) -> pd.DataFrame:
                 c = compare_stored(figs, f"{disk} {workload}", f"{other} {workload}", OP_OF[workload])
                 if what == "tmpfs":
                     rows.append(claim(f"Where the data lives changes the row rate: data on tmpfs against on disk, "
-                                      f"same Cassandra and Java [{workload}]", src, directional(c, +1, MATERIAL_PCT),
+                                      f"same Cassandra and Java [{workload}]", src, differs(c, MATERIAL_PCT),
                                       "a small data set sits in the page cache either way: disk vs tmpfs differs "
                                       "mostly in commit log and flush writes"))
                 else:
