@@ -152,7 +152,7 @@ def claim_counts(executed: Path) -> dict[str, int] | None:
             if isinstance(data, dict) and isinstance(data.get("claims"), list):
                 counts: dict[str, int] = {}
                 for c in data["claims"]:
-                    if c.get("kind", "claim") != "control":
+                    if not str(c.get("claim", "")).startswith("A/A control"):     # the control is not a finding
                         counts[str(c.get("verdict"))] = counts.get(str(c.get("verdict")), 0) + 1
                 return counts
     return None
