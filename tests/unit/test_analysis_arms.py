@@ -225,3 +225,10 @@ def test_an_arm_of_the_pool_missing_from_a_block_of_the_pair_leaves_the_pool() -
     assert (c.df, c.pooled_arms) == (6.0, 4)
     same = compare_arms(pooled_frame({k: "p" for k in POOLED}), "a", "b", "write")
     assert c.se_log == pytest.approx(same.se_log)
+
+
+def test_an_arm_of_the_pool_without_the_figure_leaves_the_pool_and_the_others_still_pool() -> None:
+    values = {**POOLED, "e": [50.0, float("nan"), 55.0]}             # e has no figure in block 2
+    c = compare_arms(pooled_frame({k: "p" for k in values}, values), "a", "b", "write")
+    same = compare_arms(pooled_frame({k: "p" for k in POOLED}), "a", "b", "write")
+    assert (c.df, c.pooled_arms) == (6.0, 4) and c.se_log == pytest.approx(same.se_log)

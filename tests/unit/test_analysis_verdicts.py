@@ -68,21 +68,28 @@ def test_a_claim_that_names_a_size_does_not_hold_when_the_change_is_shown_smalle
     assert directional(FLAT, -1, material_pct=10.0).verdict == FAILS
     # a size the CI still reaches is not shown, as without one
     assert directional(FLAT, +1, material_pct=5.0).verdict == NOT_SHOWN
-    # significant changes decide as before
+    # significant changes decide as before, unless shown short of the size
     assert directional(RISE, +1, material_pct=10.0).verdict == HOLDS
     assert directional(RISE, -1, material_pct=10.0).verdict == FAILS
+    small = paired([100, 101, 99, 100, 100], [103, 104, 102, 103, 103])     # +3%, significant, CI well short of 10%
+    assert small.significant
+    v = directional(small, +1, material_pct=10.0)
+    assert v.verdict == FAILS and v.reason.endswith("no rise of 10% or more")
+    with pytest.raises(ValueError, match="material_pct must be > 0"):
+        directional(RISE, -1, material_pct=100.0)
 
 
 def test_a_claimed_difference_either_way_holds_when_significant_and_fails_when_shown_the_same() -> None:
     assert differs(RISE, 10.0).verdict == HOLDS and differs(FALL, 10.0).verdict == HOLDS
     assert differs(FALL, 10.0).reason == f"{FALL.text}: a significant fall"
+    assert differs(paired([100, 101, 99, 100, 100], [103, 104, 102, 103, 103]), 10.0).verdict == FAILS  # +3%
     v = differs(SAME, 10.0)                  # within a few tenths of a %: shown within ±10%
     assert v.verdict == FAILS and v.reason.endswith("lies within ±10%: no change of 10% or more either way")
     v = differs(FLAT, 5.0)                   # 90% CI [-7.5%, +9.0%]: neither
     assert (v.verdict, v.reason) == (NOT_SHOWN, f"the change is {FLAT.change_pct:+.1f}% (p = {FLAT.p_value:.3f}) and "
                                                 f"these runs could detect ±{FLAT.mde_pct:.0f}% or more")
     assert v.rule == ("significant change (p < 0.05, two-sided) either way; does not hold when the 90% CI lies within "
-                      "±5% (TOST)")
+                      "±5% (TOST), significant or not")
 
 
 def test_a_comparison_without_a_test_is_not_shown_with_its_problem() -> None:

@@ -243,10 +243,10 @@ def _percentile(ha: list[WindowHistogram], hb: list[WindowHistogram], q: float, 
     return a, b, est, math.sqrt(va + vb), _satterthwaite(va, len(ha), vb, len(hb))
 
 
-def _run_log_figure(figures: pd.DataFrame, rows: np.ndarray, metric: str) -> np.ndarray:
-    """log of each run's own figure: the metric column, or for a percentile with histograms the
+def _run_log_figure(figures: pd.DataFrame, rows: np.ndarray, metric: str, histograms: bool) -> np.ndarray:
+    """log of each run's own figure: the metric column, or (`histograms`, for a percentile) the
     percentile of the run's window histogram."""
-    if metric in PERCENTILES:
+    if metric in PERCENTILES and histograms:
         hists = _hists(figures, rows)
         if hists is not None:
             return np.log(np.array([h.counts.percentile_ms(h.counts.matrix, PERCENTILES[metric], h.unit)[0]
@@ -272,7 +272,7 @@ def pooled_variance(figures: pd.DataFrame, arm_a: str, arm_b: str, op: str, metr
     status = figures["status"].to_numpy(dtype=object, na_value=None)
     block = figures[BLOCK].to_numpy(dtype="float64", na_value=np.nan)
     rows_of = []
-    for arm in dict.fromkeys(arms[pools == pool]):
+    for arm in [arm_a, arm_b, *(a for a in dict.fromkeys(arms[pools == pool]) if a not in (arm_a, arm_b))]:
         rows = _of_arm(figures, arm, op)
         rows = rows[(status[rows] == OK) & (pools[rows] == pool)]
         values, counts = np.unique(block[rows][np.isfinite(block[rows])], return_counts=True)
@@ -283,10 +283,14 @@ def pooled_variance(figures: pd.DataFrame, arm_a: str, arm_b: str, op: str, metr
             continue
         inside = rows[np.isin(block[rows], blocks)]
         rows_of.append(inside[np.argsort(block[inside], kind="stable")])
-    if len(rows_of) < 3:
+    # one source for every arm: each run's own histogram where all have one, else the metric column
+    histograms = metric in PERCENTILES and all(_hists(figures, rows) is not None for rows in rows_of)
+    y = np.stack([_run_log_figure(figures, rows, metric, histograms) for rows in rows_of])    # k arms x n blocks
+    finite = np.all(np.isfinite(y), axis=1)
+    if not finite[:2].all():              # A and B come first: without their figures no pooling
         return None
-    y = np.stack([_run_log_figure(figures, rows, metric) for rows in rows_of])      # k arms x n blocks
-    if not np.all(np.isfinite(y)):
+    y = y[finite]                         # an arm of the pool without the figure leaves the pool
+    if len(y) < 3:
         return None
     k, n = y.shape
     resid = y - y.mean(axis=1, keepdims=True) - y.mean(axis=0, keepdims=True) + y.mean()

@@ -71,7 +71,7 @@ DIRECTIONAL_RULE = "significant change (p < 0.05, two-sided) in the claimed dire
 MATERIAL_RULE = ("does not hold either when the {d} is shown below {m:g}% (one-sided test at 5%: the 90% CI's "
                  "bound in the claimed direction short of {m:g}%)")
 DIFFERS_RULE = ("significant change (p < 0.05, two-sided) either way; does not hold when the 90% CI lies within "
-                "±{m:g}% (TOST)")
+                "±{m:g}% (TOST), significant or not")
 EQUIVALENCE_RULE = "TOST at 5%: the 90% CI of the change within ±{m:g}%"
 PLATEAU_RULE = ("rise up to {k:g} significant; every point above it below +{m:g}% of it (90% CI upper bound, "
                 "intersection-union test at 5%)")
@@ -111,18 +111,21 @@ def directional(c: ArmComparison, sign: int, material_pct: float | None = None) 
     bound, the 90% CI's, short of ±material_pct) does not hold either."""
     if sign not in (1, -1):
         raise ValueError(f"directional: sign must be +1 (a rise) or -1 (a fall), got {sign!r}")
+    if material_pct is not None and not (0 < material_pct and (sign > 0 or material_pct < 100)):
+        raise ValueError(f"directional: material_pct must be > 0 (and < 100 for a fall), got {material_pct!r}")
     rule = DIRECTIONAL_RULE if material_pct is None else DIRECTIONAL_RULE + "; " + MATERIAL_RULE.format(
         m=material_pct, d="rise" if sign > 0 else "fall")
     undecided = _undecided(c, rule)
     if undecided:
         return undecided
     said = "rise" if sign > 0 else "fall"
+    low, high = c.ci_pct(0.90)
+    bound = high if sign > 0 else low
+    if material_pct is not None and (bound < material_pct if sign > 0 else bound > -material_pct):
+        # shown short of the size, significant or not: +3% [+2.9%, +3.2%] is no rise of 10%
+        return Verdict(FAILS, f"the change is {fmt_pct(c.change_pct)}, 90% CI [{fmt_pct(low)}, {fmt_pct(high)}]: "
+                              f"no {said} of {material_pct:g}% or more", rule, c)
     if not c.significant:
-        low, high = c.ci_pct(0.90)
-        bound = high if sign > 0 else low
-        if material_pct is not None and (bound < material_pct if sign > 0 else bound > -material_pct):
-            return Verdict(FAILS, f"the change is {fmt_pct(c.change_pct)}, 90% CI [{fmt_pct(low)}, {fmt_pct(high)}]: "
-                                  f"no {said} of {material_pct:g}% or more", rule, c)
         return Verdict(NOT_SHOWN, f"the change is {fmt_pct(c.change_pct)} ({fmt_p(c.p_value)}) and {_detect(c)}",
                        rule, c)
     if c.change_pct * sign > 0:
@@ -132,17 +135,20 @@ def directional(c: ArmComparison, sign: int, material_pct: float | None = None) 
 
 
 def differs(c: ArmComparison, margin_pct: float) -> Verdict:
-    """"B differs from A" (either way): holds when the change is significant; does not hold when
-    it is shown within ±margin_pct (TOST, as `equivalent`); otherwise not shown."""
+    """"B differs from A" (either way): does not hold when the change is shown within ±margin_pct
+    (TOST, as `equivalent`; even when significant, a change inside the band is no material one);
+    else holds when the change is significant; otherwise not shown."""
+    if not margin_pct > 0:
+        raise ValueError(f"differs: margin_pct must be > 0 (a % band), got {margin_pct!r}")
     rule = DIFFERS_RULE.format(m=margin_pct)
     undecided = _undecided(c, rule)
     if undecided:
         return undecided
+    same = equivalent(c, margin_pct)
+    if same.verdict == HOLDS:              # even a significant change inside the band is no material one
+        return Verdict(FAILS, f"{same.reason}: no change of {margin_pct:g}% or more either way", rule, c)
     if c.significant:
         return Verdict(HOLDS, f"{c.text}: a significant {'rise' if c.change_pct > 0 else 'fall'}", rule, c)
-    same = equivalent(c, margin_pct)
-    if same.verdict == HOLDS:
-        return Verdict(FAILS, f"{same.reason}: no change of {margin_pct:g}% or more either way", rule, c)
     return Verdict(NOT_SHOWN, f"the change is {fmt_pct(c.change_pct)} ({fmt_p(c.p_value)}) and {_detect(c)}", rule, c)
 
 

@@ -88,7 +88,8 @@ def calibrate(measure: Callable[[int], float], op: str, max_concurrency: int = M
         c *= 2
     k = knee(points)
     best = max(rate for _, rate in points)
-    note = (f"{op}: the knee is {k} in flight ({KNEE_SHARE:.0%} of {reference(points):,.0f} ops/s, the second-best "
-            f"step; the best {best:,.0f} ops/s); "
+    against = (f"{reference(points):,.0f} ops/s, the second-best step; the best {best:,.0f} ops/s"
+               if len(points) >= 4 else f"the best, {best:,.0f} ops/s")
+    note = (f"{op}: the knee is {k} in flight ({KNEE_SHARE:.0%} of {against}); "
             f"closed-loop runs at {max(1, k // 2)} in flight (below the knee)")
     return Calibrated(tuple(points), k, best, op, note)

@@ -160,8 +160,9 @@ class RFStudy(Study):
             if cold:       # made cold on purpose: its run-to-run spread is its own (pool "")
                 out.append(arm(f"read rf={rf} run=a", "rf-read", rf, "read", reads, self.cl, "a",
                                before=self._cold(rf), pool=""))
+            # run b right after a cold run a reads what a brought back: as different on purpose
             out.append(arm(f"read rf={rf} run=b", "rf-read", rf, "read", reads, self.cl, "b",
-                           follows=f"read rf={rf} run=a" if cold else None))
+                           follows=f"read rf={rf} run=a" if cold else None, pool="" if cold else None))
         for cl in self.cl_sweep:
             out.append(arm(f"read rf={self.cl_sweep_rf} cl={cl}", "cl-read", self.cl_sweep_rf, "read", reads, cl, "b"))
         for rf in self.thread_sweep_rfs:

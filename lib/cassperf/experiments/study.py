@@ -78,14 +78,16 @@ class Arm:
     @property
     def pool_label(self) -> str:
         """The run label ``pool``: ``pool``, or by default the arm's kind from its (first) spec: the
-        op and the load, "read x128" (requests in flight) or "mixed x64 fixed=1400/s". The load is
+        op and the load, "read x128" (requests in flight), "mixed x64 fixed=1400/s" or "write x16
+        2 clients" (an arm with a client per DC). The load is
         part of the kind because the run-to-run spread grows with it: 05's make report runs
         varied 2-5% from run to run at 8 in flight, 10-17% at 128 (past the knee)."""
         if self.pool is not None:
             return self.pool
         spec = self.specs[0]
         rate = spec.rate
-        return f"{spec.op} x{spec.concurrency}" + (f" {rate.kind}={rate.ops_per_s}/s" if rate.ops_per_s else "")
+        clients = f" {len(self.specs)} clients" if len(self.specs) > 1 else ""
+        return f"{spec.op} x{spec.concurrency}" + (f" {rate.kind}={rate.ops_per_s}/s" if rate.ops_per_s else "") + clients
 
     @property
     def specs(self) -> list[WorkloadSpec]:
