@@ -47,7 +47,8 @@ def test_identical_arms_agree_and_a_doubled_rate_is_a_significant_doubling(make_
     assert (figs["status"] == "ok").all(), figs[["arm", "block", "reason"]]
     aa = compare_arms(figs, "fixed 1000", "fixed 1000 (A/A)", "write")
     low, high = aa.ci_pct(0.999)
-    assert aa.paired and aa.n_a == 3 and low < 0 < high, aa.text
+    # at a fixed rate the twins' figures may agree to the last digit: a CI of [0, 0] agrees too
+    assert aa.paired and aa.n_a == 3 and low <= 0 <= high, aa.text
     double = compare_arms(figs, "fixed 1000", "fixed 2000", "write")
     assert double.significant and 80 < double.change_pct < 120, double.text
     assert double.ci_low_pct > 50, double.text

@@ -115,8 +115,10 @@ def test_storage_notebook_interleaves_both_storages_in_randomized_blocks_and_lea
     assert [c["verdict"] for c in run.claims] == expected_claims["verdict"].tolist()
     assert [c["claim"] for c in run.claims] == expected_claims["claim"].tolist()
     assert run.claims[3]["measured"] == "needs 128 KiB and 64 or 256 KiB on one storage (chunk_kbs)"
+    # (unless the A/A control of these 2-block test runs came out significant: then every claim is withheld)
     assert run.claims[3]["reason"] == ("not addressed by these parameters: needs 128 KiB and 64 or 256 KiB on one "
-                                       "storage (chunk_kbs)")
+                                       "storage (chunk_kbs)") or (
+        run.claims[0]["verdict"] == "does not hold" and run.claims[3]["reason"].startswith("withheld: the A/A control"))
     # the runbook is printed for the study's chunk sizes and nothing is run
     text = run.text()
     assert "mdadm --create /dev/md0 --level=raid0 --chunk=128 --raid-devices=4 /dev/sdc /dev/sdd /dev/sde /dev/sdf" \
