@@ -104,6 +104,11 @@ def _detect(c: ArmComparison) -> str:
     return f"these runs could detect ±{c.mde_pct:.0f}% or more"
 
 
+def _unclear(c: ArmComparison) -> str:
+    """The reason of a change that is not significant: the change, its p-value and the MDE."""
+    return f"the change is {fmt_pct(c.change_pct)} ({fmt_p(c.p_value)}) and {_detect(c)}"
+
+
 def directional(c: ArmComparison, sign: int, material_pct: float | None = None) -> Verdict:
     """A claimed rise (sign +1) or fall (-1) of B against A (rule: module docstring). With
     `material_pct`, the size below which the claim would not be what it says (e.g. "several
@@ -126,8 +131,7 @@ def directional(c: ArmComparison, sign: int, material_pct: float | None = None) 
         return Verdict(FAILS, f"the change is {fmt_pct(c.change_pct)}, 90% CI [{fmt_pct(low)}, {fmt_pct(high)}]: "
                               f"no {said} of {material_pct:g}% or more", rule, c)
     if not c.significant:
-        return Verdict(NOT_SHOWN, f"the change is {fmt_pct(c.change_pct)} ({fmt_p(c.p_value)}) and {_detect(c)}",
-                       rule, c)
+        return Verdict(NOT_SHOWN, _unclear(c), rule, c)
     if c.change_pct * sign > 0:
         return Verdict(HOLDS, f"{c.text}: a significant {said}", rule, c)
     other = "fall" if sign > 0 else "rise"
@@ -149,7 +153,7 @@ def differs(c: ArmComparison, margin_pct: float) -> Verdict:
         return Verdict(FAILS, f"{same.reason}: no change of {margin_pct:g}% or more either way", rule, c)
     if c.significant:
         return Verdict(HOLDS, f"{c.text}: a significant {'rise' if c.change_pct > 0 else 'fall'}", rule, c)
-    return Verdict(NOT_SHOWN, f"the change is {fmt_pct(c.change_pct)} ({fmt_p(c.p_value)}) and {_detect(c)}", rule, c)
+    return Verdict(NOT_SHOWN, _unclear(c), rule, c)
 
 
 def equivalent(c: ArmComparison, margin_pct: float) -> Verdict:
