@@ -9,8 +9,16 @@ import pytest
 from cassandra import ConsistencyLevel
 from cassandra.query import SimpleStatement
 
-from cassperf.cluster.jmx_ops import CACHES, STORAGE_SERVICE, JmxOp, JmxOpsUnavailable, run_ops
-from cassperf.experiments.node_actions import make_cold
+from cassperf.cluster.jmx_ops import (
+    CACHES,
+    COMPACTION_PENDING,
+    STORAGE_SERVICE,
+    JmxOp,
+    JmxOpsUnavailable,
+    JmxSession,
+    run_ops,
+)
+from cassperf.experiments.node_actions import garbagecollect, make_cold, wait_for_compactions
 
 pytestmark = pytest.mark.cluster
 
@@ -84,3 +92,23 @@ def test_a_cluster_without_embedded_credentials_is_told_to_use_nodetool():
 
     with pytest.raises(JmxOpsUnavailable, match="embedded cluster with JMX credentials"):
         run_ops(Remote(), [JmxOp("node1", CACHES, "invalidateKeyCache")])
+
+
+def test_a_session_keeps_its_jvm_across_batches_sets_and_reads_attributes_and_garbagecollects(cluster):
+    nodes = ["node1", "node2"]
+    with JmxSession(cluster) as jmx:
+        procs = list(jmx.procs.values())
+        assert len(procs) == 1                                        # one DC, one JVM
+        set_to = jmx.run([JmxOp(n, STORAGE_SERVICE, "set:CompactionThroughputMbPerSec", ("7",)) for n in nodes])
+        assert [(r.op.node, r.ok, r.output) for r in set_to] == [("node1", True, "7"), ("node2", True, "7")]
+        pending = jmx.run([JmxOp(n, COMPACTION_PENDING, "get:Value") for n in nodes])
+        assert [r.ok and r.output.isdigit() for r in pending] == [True, True]
+        assert wait_for_compactions(cluster, timeout_s=60, jmx=jmx) < 60
+        done = garbagecollect(cluster, KS, "t", jmx=jmx)
+        assert [(r.node, r.ok, r.output) for r in done] == [("node1", True, "0"), ("node2", True, "0")]
+        bad = jmx.run([JmxOp("node1", STORAGE_SERVICE, "set:NoSuchAttribute", ("1",))])
+        assert (bad[0].ok, bad[0].output) == (False, "IllegalArgumentException: no writable attribute NoSuchAttribute "
+                                                     "on org.apache.cassandra.db:type=StorageService")
+        jmx.run([JmxOp(n, STORAGE_SERVICE, "set:CompactionThroughputMbPerSec", ("64",)) for n in nodes])
+        assert list(jmx.procs.values()) == procs and procs[0].poll() is None   # the same JVM all along
+    assert procs[0].poll() is not None                                # closed with the session

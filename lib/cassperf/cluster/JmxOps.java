@@ -8,6 +8,11 @@
 // An argument is matched to the operation's parameter types (String, int, long, boolean,
 // String[] as comma-separated; a trailing String... may be left out).
 // stdout, one line per operation, in order:  OK <tab> index <tab> result   or   ERR <tab> index <tab> why
+// An operation named "get:Name" reads the MBean's attribute Name instead; "set:Name" with one
+// argument writes it and answers the value read back.
+// With a third argument "parallel" every line runs in a thread of its own as soon as it is read,
+// and answers come as each operation ends (matched by index): a session that asks every node at
+// once and keeps its connections (cassperf.cluster.jmx_ops.JmxSession).
 // The password is read from PWFILE (nodetool's -pwf format: "user password" lines), never argv.
 
 import java.io.BufferedReader;
@@ -19,6 +24,12 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import javax.management.Attribute;
+import javax.management.MBeanAttributeInfo;
 import javax.management.MBeanOperationInfo;
 import javax.management.MBeanParameterInfo;
 import javax.management.MBeanServerConnection;
@@ -39,16 +50,36 @@ public class JmxOps {
             System.out.println("ERR\t-1\tno password for user " + user + " in " + argv[1]);
             System.exit(2);
         }
-        Map<String, JMXConnector> open = new HashMap<>();
+        boolean parallel = argv.length > 2 && argv[2].equals("parallel");
+        Map<String, JMXConnector> open = new ConcurrentHashMap<>();
+        ExecutorService pool = parallel ? Executors.newCachedThreadPool() : null;
+        final String pw = password;
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         String line;
         int index = 0;
         while ((line = in.readLine()) != null) {
             if (line.isBlank()) continue;
-            String[] f = line.split("\t", -1);
-            try {
-                String where = f[0] + ":" + f[1];
-                JMXConnector c = open.get(where);
+            final String[] f = line.split("\t", -1);
+            final int at = index++;
+            if (pool != null) pool.submit(() -> answer(open, user, pw, f, at));
+            else answer(open, user, pw, f, at);
+        }
+        if (pool != null) {
+            pool.shutdown();
+            pool.awaitTermination(1, TimeUnit.HOURS);
+        }
+        for (JMXConnector c : open.values()) {
+            try { c.close(); } catch (Exception ignored) { }
+        }
+    }
+
+    static void answer(Map<String, JMXConnector> open, String user, String password, String[] f, int index) {
+        String out;
+        try {
+            String where = f[0] + ":" + f[1];
+            JMXConnector c;
+            synchronized (open) {
+                c = open.get(where);
                 if (c == null) {
                     JMXServiceURL url = new JMXServiceURL("service:jmx:rmi:///jndi/rmi://" + where + "/jmxrmi");
                     Map<String, Object> env = new HashMap<>();
@@ -56,20 +87,24 @@ public class JmxOps {
                     c = JMXConnectorFactory.connect(url, env);
                     open.put(where, c);
                 }
-                List<String> args = new ArrayList<>();
-                for (int k = 4; k < f.length; k++) args.add(f[k]);
-                Object result = invoke(c.getMBeanServerConnection(), new ObjectName(f[2]), f[3], args);
-                System.out.println("OK\t" + index + "\t" + (result == null ? "" : oneLine(String.valueOf(result))));
-            } catch (Exception e) {
-                Throwable t = e;
-                while (t.getCause() != null) t = t.getCause();
-                System.out.println("ERR\t" + index + "\t" + oneLine(t.getClass().getSimpleName() + ": " + t.getMessage()));
             }
-            System.out.flush();
-            index++;
+            List<String> args = new ArrayList<>();
+            for (int k = 4; k < f.length; k++) args.add(f[k]);
+            MBeanServerConnection mbs = c.getMBeanServerConnection();
+            ObjectName name = new ObjectName(f[2]);
+            Object result;
+            if (f[3].startsWith("get:")) result = mbs.getAttribute(name, f[3].substring(4));
+            else if (f[3].startsWith("set:")) result = set(mbs, name, f[3].substring(4), args);
+            else result = invoke(mbs, name, f[3], args);
+            out = "OK\t" + index + "\t" + (result == null ? "" : oneLine(String.valueOf(result)));
+        } catch (Exception e) {
+            Throwable t = e;
+            while (t.getCause() != null) t = t.getCause();
+            out = "ERR\t" + index + "\t" + oneLine(t.getClass().getSimpleName() + ": " + t.getMessage());
         }
-        for (JMXConnector c : open.values()) {
-            try { c.close(); } catch (Exception ignored) { }
+        synchronized (System.out) {
+            System.out.println(out);
+            System.out.flush();
         }
     }
 
@@ -90,6 +125,16 @@ public class JmxOps {
             return mbs.invoke(name, operation, values, types);
         }
         throw new IllegalArgumentException("no operation " + operation + " taking " + args.size() + " arguments on " + name);
+    }
+
+    static Object set(MBeanServerConnection mbs, ObjectName name, String attribute, List<String> args)
+            throws Exception {
+        for (MBeanAttributeInfo a : mbs.getMBeanInfo(name).getAttributes()) {
+            if (!a.getName().equals(attribute) || !a.isWritable() || args.size() != 1) continue;
+            mbs.setAttribute(name, new Attribute(attribute, convert(a.getType(), args.get(0))));
+            return mbs.getAttribute(name, attribute);
+        }
+        throw new IllegalArgumentException("no writable attribute " + attribute + " on " + name);
     }
 
     static Object convert(String type, String a) {

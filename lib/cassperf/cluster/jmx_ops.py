@@ -17,7 +17,10 @@ without its compiler module): callers fall back to nodetool.
 
 from __future__ import annotations
 
+import queue
 import subprocess
+import threading
+import time
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -98,3 +101,114 @@ def run_ops(cluster: Any, ops: Sequence[JmxOp], timeout_s: float = 600.0) -> lis
         done = [row for rows in pool.map(one_dc, list(by_dc)) for row in rows]
     found = {k: (ok, out) for k, ok, out in done}
     return [JmxResult(op, *found[k]) for k, op in enumerate(ops)]
+
+
+COMPACTION_PENDING = "org.apache.cassandra.metrics:type=Compaction,name=PendingTasks"
+
+
+class JmxSession:
+    """``JmxOps.java`` kept running (one JVM per DC, started once) for the operations of one
+    run: its JVM start and its JMX connections come before the load, and an operation asked for
+    during the load costs the nodes that operation alone, not a JVM start per node (nodetool on
+    two shared cores took 6 s per node to garbagecollect an empty table). Each ``run(ops)``
+    sends a batch, runs its operations concurrently and waits for every answer.
+
+        with JmxSession(cluster) as jmx:
+            jmx.run([JmxOp(n, STORAGE_SERVICE, "forceKeyspaceFlush", ("ks", "")) for n in nodes])
+
+    JmxOpsUnavailable when it cannot run here (as ``run_ops``); ``close()`` ends the JVMs (they
+    also end when this process does: their stdin closes)."""
+
+    def __init__(self, cluster: Any) -> None:
+        self.cluster = cluster
+        self.procs: dict[str, subprocess.Popen[str]] = {}
+        self.answers: dict[str, queue.Queue[str | None]] = {}
+        self.sent: dict[str, int] = {}
+
+    def open(self) -> JmxSession:
+        cluster = self.cluster
+        access = cluster.access() if hasattr(cluster, "access") and hasattr(cluster, "dc_command") else None
+        if access is None:
+            raise JmxOpsUnavailable("one-JVM JMX operations need an embedded cluster with JMX credentials")
+        user = access.jmx_credentials(False).user
+        java = str(cluster.java().executable)
+        for dc in sorted({n.spec.dc for n in cluster.nodes}):
+            cmd = cluster.dc_command(dc, [java, "-Xmx64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
+                                          str(SOURCE), user, str(access.jmx_password_file), "parallel"])
+            try:
+                proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                        stderr=subprocess.DEVNULL, text=True, bufsize=1)
+            except OSError as exc:
+                self.close()
+                raise JmxOpsUnavailable(f"JmxOps.java did not start: {exc}") from None
+            lines: queue.Queue[str | None] = queue.Queue()
+            threading.Thread(target=_pump, args=(proc, lines), daemon=True, name=f"jmx-session-{dc}").start()
+            self.procs[dc], self.answers[dc], self.sent[dc] = proc, lines, 0
+        return self
+
+    def run(self, ops: Sequence[JmxOp], timeout_s: float = 600.0) -> list[JmxResult]:
+        """Every op at once (module doc); one JmxResult each, in the given order."""
+        if not self.procs:
+            self.open()
+        wanted: dict[str, dict[int, int]] = {}
+        for k, op in enumerate(ops):
+            node = self.cluster.node(op.node)
+            dc = node.spec.dc
+            proc = self.procs[dc]
+            if proc.stdin is None or proc.poll() is not None:
+                raise JmxOpsUnavailable(f"the JMX session of {dc} has ended (exit {proc.poll()})")
+            try:
+                proc.stdin.write(_line(op, node.ports.jmx) + "\n")
+            except OSError as exc:
+                raise JmxOpsUnavailable(f"the JMX session of {dc} has ended ({exc})") from None
+            wanted.setdefault(dc, {})[self.sent[dc]] = k
+            self.sent[dc] += 1
+        for dc in wanted:
+            try:
+                self.procs[dc].stdin.flush()  # type: ignore[union-attr]
+            except OSError as exc:
+                raise JmxOpsUnavailable(f"the JMX session of {dc} has ended ({exc})") from None
+        found: dict[int, tuple[bool, str]] = {}
+        deadline = time.monotonic() + timeout_s
+        for dc, indexes in wanted.items():
+            while any(k not in found for k in indexes.values()):
+                try:
+                    text = self.answers[dc].get(timeout=max(0.0, deadline - time.monotonic()))
+                except queue.Empty:
+                    raise JmxOpsUnavailable(f"the JMX session of {dc} gave no answer in {timeout_s:.0f} s") from None
+                if text is None:
+                    if not found:
+                        raise JmxOpsUnavailable(f"JmxOps.java ended on {dc} before it answered "
+                                                f"(exit {self.procs[dc].wait()})")
+                    break
+                parts = text.split("\t", 2)
+                if len(parts) == 3 and parts[0] in ("OK", "ERR") and parts[1].lstrip("-").isdigit():
+                    at = int(parts[1])
+                    if at in indexes:
+                        found[indexes[at]] = (parts[0] == "OK", parts[2])
+        return [JmxResult(op, *found.get(k, (False, "no answer (the JVM ended early)"))) for k, op in enumerate(ops)]
+
+    def close(self) -> None:
+        for proc in self.procs.values():
+            try:
+                if proc.stdin is not None:
+                    proc.stdin.close()
+                proc.wait(timeout=10)
+            except (OSError, subprocess.TimeoutExpired):
+                proc.kill()
+                proc.wait()
+        self.procs.clear()
+
+    def __enter__(self) -> JmxSession:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def _pump(proc: subprocess.Popen[str], lines: queue.Queue[str | None]) -> None:
+    """The JVM's answers, line by line, then None at its end."""
+    assert proc.stdout is not None
+    for text in proc.stdout:
+        lines.put(text.rstrip("\n"))
+    lines.put(None)

@@ -6,11 +6,18 @@ The table is loaded with ``keys`` rows first (a preparation). Each run is the fi
 load for ``steady_s + window_s + tail_s`` seconds; ``steady_s`` after measurement starts, an
 operation runs on every node (or ``gc_nodes``) inside a recorded phase while the load goes on:
 
-- arm ``garbagecollect``: ``nodetool garbagecollect -j gc_jobs <keyspace> standard1``;
+- arm ``garbagecollect``: what ``nodetool garbagecollect -j gc_jobs <keyspace> standard1`` does
+  (StorageService.garbageCollect, granularity ROW), on every node at once;
 - arm ``placebo``: the same invocation path (the same JMX client, on the same nodes, at the same
   moment of the run) on an empty table of the same keyspace, an operation that does no work. The
   difference between the two arms is garbagecollect's effect, apart from what asking for it
   costs on a machine whose cores the nodes and the client share;
+
+The operations go over one JMX session per run (cassperf.cluster.jmx_ops.JmxSession), whose JVM
+starts and connects before the load: nodetool starts a JVM per call and node, which on two
+shared cores took 6 s per node even for the placebo's empty table, and its cost buried the
+operation's. A cluster the session cannot reach (a named one) falls back to nodetool in both
+arms alike, and the runs' notes say which path was taken;
 - the A/A control: the placebo arm a second time.
 
 Before every run the memtables are flushed, compactions are left to finish and compaction
@@ -30,19 +37,47 @@ from dataclasses import dataclass
 from typing import Any, ClassVar
 
 from cassperf.errors import ConfigError, NotAddressable
+from cassperf.cluster.jmx_ops import COMPACTION_PENDING, JmxOp, JmxOpsUnavailable, JmxSession
 from cassperf.experiments.node_actions import (
+    flush,
     garbagecollect,
-    on_every_node,
     set_compaction_throughput,
     wait_for_compactions,
 )
 from cassperf.experiments.study import Arm, Calibrated, Preparation, Study
+from cassperf.sampler.base import cluster_nodes
 from cassperf.workload.spec import Compaction, Compression, Ratio, Replication, WorkloadSpec
 
 STUDY = "garbagecollect"
 SOURCE = "../shared/studies/002_6b376ac37883ce99.txt"
 PHASES = {"garbagecollect": "garbagecollect", "placebo": "placebo"}
 PLACEBO_TABLE = "placebo_empty"
+
+
+class _Jmx:
+    """An arm's way to its nodes for one run: a JmxSession opened before the run (its JVM start
+    and connections before the load; closed when the operation is done), or nodetool where one
+    cannot run (a named cluster): then every call starts a JVM per node, in both arms alike."""
+
+    def __init__(self) -> None:
+        self.session: JmxSession | None = None
+        self.path = "nodetool"
+
+    def open(self, cluster: Any) -> JmxSession | None:
+        self.close()
+        try:
+            self.session = JmxSession(cluster).open()
+            self.session.run([JmxOp(n.handle, COMPACTION_PENDING, "get:Value") for n in cluster_nodes(cluster)])
+            self.path = "over one JMX session opened before the run"
+        except JmxOpsUnavailable as exc:
+            self.close()
+            self.path = f"by nodetool, a JVM per call and node ({exc})"
+        return self.session
+
+    def close(self) -> None:
+        if self.session is not None:
+            self.session.close()
+        self.session = None
 
 
 @dataclass(frozen=True)
@@ -54,7 +89,7 @@ class GCStudy(Study):
     source: ClassVar[str] = SOURCE
     REPORT: ClassVar[str] = "cassperf.experiments.garbagecollect_report"
 
-    keys: int = 20_000                  # rows loaded first (the study: 200+ GB per node)
+    keys: int = 40_000                  # rows loaded first (the study: 200+ GB per node)
     rate_ops_s: int = 0                 # fixed rate of the mixed load; 0: rate_share of the calibrated best
     rate_share: float = 0.25            # the fixed rate's share of the best closed-loop throughput
     read: int = 5                       # read:write:delete ratio (the study: 5:4:1)
@@ -66,9 +101,9 @@ class GCStudy(Study):
     keyspace: str = "gc_lcs_lz4"
     concurrency: int = 64               # requests in flight that carry the fixed rate
     interval_s: float = 0.25
-    steady_s: int = 5                   # load before the operation starts
-    window_s: int = 10                  # the operation's window, from its start
-    tail_s: int = 2                     # load after the window
+    steady_s: int = 4                   # load before the operation starts
+    window_s: int = 8                   # the operation's window, from its start
+    tail_s: int = 1                     # load after the window
     compaction_mib_s: int = 0           # compaction throughput during a run (0: unthrottled)
     restore_compaction_mib_s: int = 64  # put back after the operation (Cassandra 5.0's default)
     gc_nodes: Sequence[str] = ()        # empty: every node
@@ -142,42 +177,52 @@ class GCStudy(Study):
                   "rf": str(self.rf), "cl": self.cl}
         tables = ((self.keyspace, "standard1"),)
         # garbagecollect's spread from run to run is its own (pool ""): the operation is what differs
-        return [Arm(name, {**labels, "operation": name}, spec=spec, before=self._settle, during=self._operation(name),
-                    sampler_tables=tables, pool="" if name == "garbagecollect" else None)
-                for name in ("garbagecollect", "placebo")]
+        arms = []
+        for name in ("garbagecollect", "placebo"):
+            jmx = _Jmx()
+            arms.append(Arm(name, {**labels, "operation": name}, spec=spec, before=self._settle(jmx),
+                            during=self._operation(name, jmx), sampler_tables=tables,
+                            pool="" if name == "garbagecollect" else None))
+        return arms
 
     def aa_arm(self, arms: Sequence[Arm]) -> str:
         return "placebo"
 
     # -- what the arms do ----------------------------------------------------------------------
-    def _settle(self, cluster: Any) -> str:
-        """Before a run: flush, let compactions finish, set compaction throughput; the placebo's
-        empty table made (IF NOT EXISTS)."""
-        cluster.session().execute(f"CREATE TABLE IF NOT EXISTS {self.keyspace}.{PLACEBO_TABLE} "
-                                  f"(key blob PRIMARY KEY, c0 blob)")
-        on_every_node(cluster, "flush", self.keyspace)
-        waited = wait_for_compactions(cluster, timeout_s=600)
-        ok = all(r.ok for r in set_compaction_throughput(cluster, self.compaction_mib_s))
-        return (f"flushed, compactions settled after {waited:.0f} s, compaction throughput "
-                f"{self.compaction_mib_s or 'unthrottled'}{' MiB/s' if self.compaction_mib_s else ''}"
-                f"{'' if ok else ' (NOT set on every node)'}")
+    def _settle(self, jmx: _Jmx) -> Callable[[Any], str]:
+        def before(cluster: Any) -> str:
+            """Before a run: the run's JMX session opened (its JVM starts now, not in the load),
+            flush, let compactions finish, set compaction throughput; the placebo's empty table
+            made (IF NOT EXISTS)."""
+            cluster.session().execute(f"CREATE TABLE IF NOT EXISTS {self.keyspace}.{PLACEBO_TABLE} "
+                                      f"(key blob PRIMARY KEY, c0 blob)")
+            session = jmx.open(cluster)
+            flush(cluster, self.keyspace, jmx=session)
+            waited = wait_for_compactions(cluster, timeout_s=600, jmx=session)
+            ok = all(r.ok for r in set_compaction_throughput(cluster, self.compaction_mib_s, jmx=session))
+            return (f"flushed, compactions settled after {waited:.0f} s, compaction throughput "
+                    f"{self.compaction_mib_s or 'unthrottled'}{' MiB/s' if self.compaction_mib_s else ''}"
+                    f"{'' if ok else ' (NOT set on every node)'}; the node operations {jmx.path}")
+        return before
 
-    def _operation(self, arm: str) -> Callable[[Any, Any], None]:
+    def _operation(self, arm: str, jmx: _Jmx) -> Callable[[Any, Any], None]:
         table = "standard1" if arm == "garbagecollect" else PLACEBO_TABLE
         nodes = list(self.gc_nodes) or None
         steady, jobs, keyspace, restore = self.steady_s, self.gc_jobs, self.keyspace, self.restore_compaction_mib_s
 
         def during(writer: Any, cluster: Any) -> None:
             time.sleep(steady)
-            detail = (f"nodetool garbagecollect -j {jobs} {keyspace} {table} on "
-                      f"{', '.join(nodes) if nodes else 'every node'}")
+            session = jmx.session
+            detail = (f"garbagecollect -j {jobs} {keyspace} {table} on {', '.join(nodes) if nodes else 'every node'} "
+                      f"{jmx.path}")
             try:
                 with writer.phase(PHASES[arm], detail):
-                    results = garbagecollect(cluster, keyspace, table, nodes=nodes, jobs=jobs)
+                    results = garbagecollect(cluster, keyspace, table, nodes=nodes, jobs=jobs, jmx=session)
                 for r in results:
                     writer.event(f"{PHASES[arm]}:node", f"{r.node} took {r.seconds:.1f} s")
             finally:
-                set_compaction_throughput(cluster, restore)
+                set_compaction_throughput(cluster, restore, jmx=session)
+                jmx.close()
         return during
 
     # -- the analysis --------------------------------------------------------------------------

@@ -14,7 +14,15 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
-from cassperf.cluster.jmx_ops import CACHES, STORAGE_SERVICE, JmxOp, JmxOpsUnavailable, run_ops
+from cassperf.cluster.jmx_ops import (
+    CACHES,
+    COMPACTION_PENDING,
+    STORAGE_SERVICE,
+    JmxOp,
+    JmxOpsUnavailable,
+    JmxSession,
+    run_ops,
+)
 from cassperf.errors import CassperfError, ToolError
 from cassperf.sampler.base import cluster_nodes
 
@@ -143,35 +151,77 @@ def make_warm(cluster: Any, keyspace: str) -> str:
     return f"warm: {files} files of {keyspace} ({size / 2**20:.1f} MiB) read into the page cache"
 
 
-def set_compaction_throughput(cluster: Any, mib_per_s: int) -> list[NodeResult]:
-    """``nodetool setcompactionthroughput`` on every node (0 = unthrottled)."""
+def _names(cluster: Any, nodes: Sequence[str] | None = None) -> list[str]:
+    return list(nodes) if nodes is not None else [str(n.handle) for n in cluster_nodes(cluster)]
+
+
+def _on_every_node_jmx(jmx: JmxSession, ops: Sequence[JmxOp]) -> list[NodeResult]:
+    """``ops`` (one per node) at once through an open session, as NodeResults."""
+    t0 = time.monotonic()
+    results = jmx.run(ops)
+    took = time.monotonic() - t0
+    return [NodeResult(r.op.node, (r.op.operation, *r.op.args), r.ok, r.output, took) for r in results]
+
+
+def flush(cluster: Any, keyspace: str, jmx: JmxSession | None = None) -> list[NodeResult]:
+    """``nodetool flush keyspace`` on every node; through ``jmx`` (an open JmxSession) when given."""
+    if jmx is not None:
+        return _on_every_node_jmx(jmx, [JmxOp(n, STORAGE_SERVICE, "forceKeyspaceFlush", (keyspace, ""))
+                                        for n in _names(cluster)])
+    return on_every_node(cluster, "flush", keyspace)
+
+
+def set_compaction_throughput(cluster: Any, mib_per_s: int, jmx: JmxSession | None = None) -> list[NodeResult]:
+    """``nodetool setcompactionthroughput`` on every node (0 = unthrottled); through ``jmx``
+    when given (the attribute nodetool sets)."""
+    if jmx is not None:
+        return _on_every_node_jmx(jmx, [JmxOp(n, STORAGE_SERVICE, "set:CompactionThroughputMbPerSec",
+                                              (str(int(mib_per_s)),)) for n in _names(cluster)])
     return on_every_node(cluster, "setcompactionthroughput", str(int(mib_per_s)))
 
 
-def wait_for_compactions(cluster: Any, timeout_s: float = 300.0, poll_s: float = 2.0) -> float:
-    """Wait until no node has pending compactions (nodetool compactionstats); seconds waited."""
+def _pending_compactions(cluster: Any, jmx: JmxSession | None) -> int:
+    if jmx is not None:
+        return sum(int(r.output) for r in _on_every_node_jmx(jmx, [JmxOp(n, COMPACTION_PENDING, "get:Value")
+                                                                  for n in _names(cluster)])
+                   if r.ok and r.output.strip().isdigit())
     from cassperf.parsers import parse_text
 
+    pending = 0
+    for r in on_every_node(cluster, "compactionstats"):
+        if r.ok:
+            summary = parse_text(r.output, format="nodetool-compactionstats").tables.get("summary")
+            if summary is not None and not summary.empty:
+                pending += int(summary["pending_tasks"].fillna(0).sum())
+    return pending
+
+
+def wait_for_compactions(cluster: Any, timeout_s: float = 300.0, poll_s: float = 2.0,
+                         jmx: JmxSession | None = None) -> float:
+    """Wait until no node has pending compactions (nodetool compactionstats, or the
+    PendingTasks metric through ``jmx``); seconds waited."""
     t0 = time.monotonic()
     while time.monotonic() - t0 < timeout_s:
-        results = on_every_node(cluster, "compactionstats")
-        pending = 0
-        for r in results:
-            if r.ok:
-                summary = parse_text(r.output, format="nodetool-compactionstats").tables.get("summary")
-                if summary is not None and not summary.empty:
-                    pending += int(summary["pending_tasks"].fillna(0).sum())
-        if pending == 0:
+        if _pending_compactions(cluster, jmx) == 0:
             break
-        time.sleep(poll_s)
+        time.sleep(poll_s if jmx is None else min(poll_s, 0.25))
     return time.monotonic() - t0
 
 
 def garbagecollect(cluster: Any, keyspace: str, table: str, nodes: Sequence[str] | None = None,
-                   jobs: int = 1) -> list[NodeResult]:
+                   jobs: int = 1, jmx: JmxSession | None = None) -> list[NodeResult]:
     """``nodetool garbagecollect -j jobs keyspace table`` on every node (or ``nodes``) at
-    once, waiting for all; raises ToolError naming the nodes where it failed."""
-    results = on_every_node(cluster, "garbagecollect", "-j", str(jobs), keyspace, table, nodes=nodes)
+    once, waiting for all; through ``jmx`` (StorageService.garbageCollect, nodetool's default
+    granularity ROW) when given. Raises ToolError naming the nodes where it failed."""
+    if jmx is not None:
+        results = _on_every_node_jmx(jmx, [JmxOp(n, STORAGE_SERVICE, "garbageCollect", ("ROW", str(jobs), keyspace,
+                                                                                      table))
+                                           for n in _names(cluster, nodes)])
+        results = [r if not r.ok or r.output.strip() == "0" else   # garbageCollect answers its status, 0: done
+                   NodeResult(r.node, r.args, False, f"garbagecollect ended with status {r.output.strip()}", r.seconds)
+                   for r in results]
+    else:
+        results = on_every_node(cluster, "garbagecollect", "-j", str(jobs), keyspace, table, nodes=nodes)
     if not all(r.ok for r in results):
         raise ToolError(["nodetool", "garbagecollect", keyspace, table], 1, "", _failures(results),
                         hint="garbagecollect failed on some nodes")
