@@ -309,7 +309,7 @@ def test_sigkilled_engine_leaves_a_run_with_every_closed_interval(node, tmp_path
     proc, folder = _engine_process(node, tmp_path, "killed")
     try:
         _wait_for_intervals(proc, folder, 4)
-        workers = psutil.Process(proc.pid).children()
+        workers = psutil.Process(proc.pid).children(recursive=True)   # the forkserver, its workers
         assert workers, "the engine runs its load in worker processes"
         proc.send_signal(signal.SIGKILL)
         proc.wait(10)
@@ -334,7 +334,7 @@ def test_ctrl_c_stops_cleanly_with_everything_flushed(node, tmp_path):
     proc, folder = _engine_process(node, tmp_path, "interrupted")
     try:
         _wait_for_intervals(proc, folder, 3)
-        workers = psutil.Process(proc.pid).children()
+        workers = psutil.Process(proc.pid).children(recursive=True)   # the forkserver, its workers
         t_sig = time.monotonic()
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)

@@ -347,8 +347,14 @@ def _die_with_parent() -> None:
         pass
 
 
-def worker_main(plan: WorkerPlan, queue: Any, go: Any, t0: Any, stop: Any) -> None:
-    """Process entry point (spawned). Sends ('fatal', index, traceback) on any failure."""
+def worker_main(plan: WorkerPlan, queue: Any, go: Any, t0: Any, stop: Any,
+                env: dict[str, str] | None = None) -> None:
+    """Process entry point (spawned, or forked from the forkserver: then ``env`` is the engine's
+    environment at the run's start, which credentials are read from). Sends ('fatal', index,
+    traceback) on any failure."""
+    if env is not None:
+        os.environ.clear()
+        os.environ.update(env)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
     runner = asyncio.run
