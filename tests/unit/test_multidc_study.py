@@ -40,7 +40,7 @@ def test_the_arms_of_the_local_defaults_from_a_calibrated_knee() -> None:
         ("ks410dc1dc2rf2", {"dc1": 2, "dc2": 2}, "dc1"), ("ks410dc2dc1rf2", {"dc1": 2, "dc2": 2}, "dc2")]
     # every arm a run of run_s seconds over the loaded keys, never a count of operations
     assert {(s.duration, s.n, str(s.population)) for a in arms for _, s in a.clients} == {
-        (6, None, str(arms[0].clients[0][1].population))}
+        (4, None, str(arms[0].clients[0][1].population))}
     assert arms[0].clients[0][1].population.high == 5_000
     assert study.aa_arm(arms) == "replicated write" and all(a.spec is None for a in arms)
     # the reads' rows are loaded first, into each DC's replicated keyspace from its own DC
@@ -79,7 +79,7 @@ def test_given_thread_counts_are_per_client_and_need_no_calibration() -> None:
                                    r"x4 of cl_threads\)$"),
     ({"inter_dc_rtt_ms": -5}, r"^inter_dc_rtt_ms=-5: expected milliseconds >= 0 \(0: no distance\)$"),
     ({"client_hosts": "dc3=vm-a"}, r"^client_hosts names DC 'dc3', which the study does not use; DCs: dc1, dc2$"),
-    ({"run_s": 2}, r"^run_s=2 at interval_s=0.15 gives 13 intervals: a run needs at least 20; raise run_s or lower "
+    ({"run_s": 1}, r"^run_s=1 at interval_s=0.1 gives 10 intervals: a run needs at least 20; raise run_s or lower "
                    r"interval_s$"),
 ])
 def test_bad_parameters_get_one_line(kwargs: dict, message: str) -> None:

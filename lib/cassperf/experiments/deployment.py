@@ -216,7 +216,8 @@ class DeploymentStudy(Study):
     rows: int = 20_000          # keys loaded per deployment (the study: 500,000,000)
     threads: int = 0            # requests in flight; 0: calibrated, below the knee (the study: -rate threads=16)
     workloads: Sequence[str] = ("write", "read")   # of OPS (the study: all three); mixed left out locally for time
-    warm_max_steps: int = 3                         # per deployment: three clusters to warm
+    warm_step_s: int = 4                            # reads were still warming through block 2 (15k ops/s in block 1,
+    warm_max_steps: int = 3                         # 29k in block 3): per deployment, three clusters to warm
     warm_arm_s: int = 2                             # reads kept warming through block 1 with less (12-16k ops/s, 23k by block 3)
     machine: str = ""           # the machine label; "" = this host's name
     cl: str = "LOCAL_ONE"       # cassandra-stress's default

@@ -48,6 +48,9 @@ from cassperf.experiments.schedule import Slot, schedule
 from cassperf.experiments.study import AA_SUFFIX, Arm, Calibrated, Study, aa_twin
 
 STUDIES_DIR = ".studies"
+#: unrecorded load before each calibration step (the ladder's steps follow each other; the warm-up
+#: steps and the warm pass, whose load nobody measures, take none)
+CALIBRATION_WARMUP_S = 0.5
 
 
 # -- the study's record --------------------------------------------------------------------------
@@ -186,9 +189,12 @@ class _Executor:
         self.record.log(line)
         self._log(line)
 
-    def run_arm(self, arm: Arm, labels: Mapping[str, str], sample: bool = True) -> list[str]:
+    def run_arm(self, arm: Arm, labels: Mapping[str, str], sample: bool = True,
+                warmup_s: float | None = None) -> list[str]:
+        """``arm`` once; ``warmup_s`` of unrecorded load first (default: the study's)."""
         return self.runner.run(arm, self.contexts[arm.context], {**self.base, **labels}, root=self.root,
-                               warmup_s=self.study.warmup_s, sample=sample, sampler=self.study.SAMPLER)
+                               warmup_s=self.study.warmup_s if warmup_s is None else warmup_s, sample=sample,
+                               sampler=self.study.SAMPLER)
 
     def prepare(self) -> None:
         """Preparations (role=load), skipped while stored and their keyspace exists."""
@@ -215,9 +221,9 @@ class _Executor:
             runs: list[str] = []
 
             def step(name: str = name, runs: list[str] = runs) -> float:
-                ids = self.run_arm(Arm("warm-up", {}, spec=step_spec, context=name),
+                ids = self.run_arm(Arm("warm-up", {}, spec=step_spec, context=name),      # load alone: no
                                    {"role": "warmup", "name": f"{name or 'cluster'} step {len(runs) + 1}"},
-                                   sample=False)
+                                   sample=False, warmup_s=0.0)                             # warm-up of its own
                 runs.extend(ids)
                 return _rate(self.root, ids)
 
@@ -245,7 +251,8 @@ class _Executor:
                 spec=dataclasses.replace(arm.spec, duration=seconds, n=None) if arm.spec is not None else None,
                 clients=tuple((dc, dataclasses.replace(s, duration=seconds, n=None)) for dc, s in arm.clients))
             try:
-                runs.extend(self.run_arm(short, {"role": "warmup", "name": f"warm pass {arm.name}"}, sample=False))
+                runs.extend(self.run_arm(short, {"role": "warmup", "name": f"warm pass {arm.name}"}, sample=False,
+                                         warmup_s=0.0))
             except Exception as exc:  # noqa: BLE001 - a warm pass that fails costs nothing measured; said
                 self.say(f"warm pass {arm.name}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
         self.record.data["warm_pass"] = {"utc": _now(), "runs": runs, "step_s": seconds}
@@ -263,7 +270,8 @@ class _Executor:
         def at(concurrency: int) -> float:
             step = dataclasses.replace(spec, duration=self.study.calibrate_s, n=None, concurrency=concurrency)
             ids = self.run_arm(Arm("calibration", {}, spec=step, context=next(iter(self.contexts))),
-                               {"role": "calibration", "name": f"{spec.op} at {concurrency}"}, sample=False)
+                               {"role": "calibration", "name": f"{spec.op} at {concurrency}"}, sample=False,
+                               warmup_s=min(self.study.warmup_s, CALIBRATION_WARMUP_S))
             runs.extend(ids)
             return _rate(self.root, ids)
 

@@ -102,7 +102,7 @@ class GCStudy(Study):
     concurrency: int = 64               # requests in flight that carry the fixed rate
     interval_s: float = 0.25
     steady_s: int = 4                   # load before the operation starts
-    window_s: int = 8                   # the operation's window, from its start
+    window_s: int = 6                   # the operation's window, from its start
     tail_s: int = 1                     # load after the window
     compaction_mib_s: int = 0           # compaction throughput during a run (0: unthrottled)
     restore_compaction_mib_s: int = 64  # put back after the operation (Cassandra 5.0's default)

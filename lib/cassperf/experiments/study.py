@@ -170,11 +170,11 @@ class StudyParameters:
     experiment: str = "local"
     repeats: int = 3
     seed: int = 1
-    run_s: int = 5
-    interval_s: float = 0.125
+    run_s: int = 4
+    interval_s: float = 0.1
     warmup_s: float = 1.0
     tool: str = "engine"
-    warm_step_s: int = 4
+    warm_step_s: int = 3
     warm_max_steps: int = 5
     calibrate_s: int = 2
     warm_arm_s: int = 1

@@ -435,7 +435,7 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
         procs = []
         for i in range(nproc):
             plan = WorkerPlan(i, nproc, spec, target, backend_name, conc[i], counts[i], warm, rng_seed, stress_values)
-            p = ctx.Process(target=worker_main, args=(plan, reports, go, t0_value, stop, env),
+            p = ctx.Process(target=worker_main, args=(plan, reports, go, t0_value, stop, env, os.getpid()),
                             name=f"cassperf-engine-{i}", daemon=True)
             p.start()
             procs.append(p)

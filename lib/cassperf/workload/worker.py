@@ -26,8 +26,10 @@ import asyncio
 import ctypes
 import os
 import resource
+import select
 import signal
 import sys
+import threading
 import time
 import traceback
 from collections.abc import Callable
@@ -347,16 +349,36 @@ def _die_with_parent() -> None:
         pass
 
 
+def _die_with(pid: int) -> None:
+    """Kill this process when process ``pid`` (the engine) ends. A worker forked by the
+    forkserver has the forkserver for its parent, and the forkserver waits for its children: with
+    PR_SET_PDEATHSIG alone, a SIGKILLed engine left its workers loading until their run's end."""
+    try:
+        fd = os.pidfd_open(pid)
+    except ProcessLookupError:
+        os._exit(1)
+    except (OSError, AttributeError):     # no pidfd here (Linux < 5.3): the parent-death signal only
+        return
+
+    def wait() -> None:
+        select.select([fd], [], [])
+        os.kill(os.getpid(), signal.SIGKILL)
+
+    threading.Thread(target=wait, name="cassperf-engine-watch", daemon=True).start()
+
+
 def worker_main(plan: WorkerPlan, queue: Any, go: Any, t0: Any, stop: Any,
-                env: dict[str, str] | None = None) -> None:
+                env: dict[str, str] | None = None, engine_pid: int | None = None) -> None:
     """Process entry point (spawned, or forked from the forkserver: then ``env`` is the engine's
     environment at the run's start, which credentials are read from). Sends ('fatal', index,
-    traceback) on any failure."""
+    traceback) on any failure. Dies with the engine (``engine_pid``) and with its parent."""
     if env is not None:
         os.environ.clear()
         os.environ.update(env)
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _die_with_parent()
+    if engine_pid is not None and engine_pid != os.getppid():
+        _die_with(engine_pid)
     runner = asyncio.run
     if os.environ.get("CASSPERF_EVENT_LOOP", "uvloop") == "uvloop":
         try:
