@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import html
 import json
+import re
 from dataclasses import asdict, dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -112,7 +113,7 @@ def _claims(r: ReportRecord) -> str:
 
 
 def _row(r: ReportRecord) -> str:
-    title = html.escape(r.title)
+    title = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(r.title))   # the title's markdown code spans
     link = f'<a href="{html.escape(r.html)}">{title}</a>' if r.html else title
     tried = f' <span class="small">(tried: {html.escape(r.variant)}; the published report is unchanged)</span>' \
         if r.variant else ""

@@ -154,6 +154,8 @@ def claim_counts(executed: Path) -> dict[str, int] | None:
                 for c in data["claims"]:
                     if not str(c.get("claim", "")).startswith("A/A control"):     # the control is not a finding
                         counts[str(c.get("verdict"))] = counts.get(str(c.get("verdict")), 0) + 1
+                        if str(c.get("reason", "")).startswith("withheld"):        # by a significant A/A control
+                            counts["withheld"] = counts.get("withheld", 0) + 1
                 return counts
     return None
 
