@@ -62,26 +62,35 @@ def _line(op: JmxOp, port: int) -> str:
     return "\t".join(fields)
 
 
+def _jvm_commands(cluster: Any, dcs: Sequence[str], *mode: str) -> dict[str, list[str]]:
+    """The JmxOps.java command per DC (run inside the DC's namespace, where it has one), with the
+    cluster's JMX admin user and its 0600 password file; JmxOpsUnavailable when this cluster has none."""
+    access = cluster.access() if hasattr(cluster, "access") and hasattr(cluster, "dc_command") else None
+    if access is None:
+        raise JmxOpsUnavailable("one-JVM JMX operations need an embedded cluster with JMX credentials")
+    user = access.jmx_credentials(False).user
+    java = str(cluster.java().executable)
+    return {dc: cluster.dc_command(dc, [java, "-Xmx64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", str(SOURCE),
+                                        user, str(access.jmx_password_file), *mode]) for dc in dcs}
+
+
 def run_ops(cluster: Any, ops: Sequence[JmxOp], timeout_s: float = 600.0) -> list[JmxResult]:
     """Run ``ops`` (module doc) and return one JmxResult each, in the given order; an
     operation's failure is ok=False with its message. JmxOpsUnavailable when the JVM could not
     run them at all."""
-    access = cluster.access() if hasattr(cluster, "access") and hasattr(cluster, "dc_command") else None
-    if access is None:
-        raise JmxOpsUnavailable("one-JVM JMX operations need an embedded cluster with JMX credentials")
+    _jvm_commands(cluster, [])                    # refuses a cluster without embedded JMX credentials first
     by_dc: dict[str, list[int]] = {}
     lines: dict[int, str] = {}
     for k, op in enumerate(ops):
         node = cluster.node(op.node)
         by_dc.setdefault(node.spec.dc, []).append(k)
         lines[k] = _line(op, node.ports.jmx)
-    user = access.jmx_credentials(False).user
+    commands = _jvm_commands(cluster, list(by_dc))
     java = str(cluster.java().executable)
 
     def one_dc(dc: str) -> list[tuple[int, bool, str]]:
         indexes = by_dc[dc]
-        cmd = cluster.dc_command(dc, [java, "-Xmx64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                                      str(SOURCE), user, str(access.jmx_password_file)])
+        cmd = commands[dc]
         try:
             proc = subprocess.run(cmd, input="\n".join(lines[k] for k in indexes) + "\n", capture_output=True,
                                   text=True, timeout=timeout_s)
@@ -126,15 +135,8 @@ class JmxSession:
         self.sent: dict[str, int] = {}
 
     def open(self) -> JmxSession:
-        cluster = self.cluster
-        access = cluster.access() if hasattr(cluster, "access") and hasattr(cluster, "dc_command") else None
-        if access is None:
-            raise JmxOpsUnavailable("one-JVM JMX operations need an embedded cluster with JMX credentials")
-        user = access.jmx_credentials(False).user
-        java = str(cluster.java().executable)
-        for dc in sorted({n.spec.dc for n in cluster.nodes}):
-            cmd = cluster.dc_command(dc, [java, "-Xmx64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1",
-                                          str(SOURCE), user, str(access.jmx_password_file), "parallel"])
+        commands = _jvm_commands(self.cluster, sorted({n.spec.dc for n in self.cluster.nodes}), "parallel")
+        for dc, cmd in commands.items():
             try:
                 proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL, text=True, bufsize=1)
