@@ -107,8 +107,30 @@ def create_schema(spec: WorkloadSpec, cluster: Any) -> None:
     already existed with another schema (schema_check)."""
     session = cluster.session()
     for cql in schema_cql(spec):
-        session.execute(cql, timeout=60)
+        _execute_once_up(session, cql)
     check_schema(spec, session)
+
+
+#: how long a schema statement waits for the driver to see a node of its local DC up
+SCHEMA_HOST_WAIT_S = 30.0
+
+
+def _execute_once_up(session: Any, cql: str) -> None:
+    """``session.execute(cql)``; while the driver has no host of its local DC up (a
+    NoHostAvailable that tried none: right after a cluster started, its pool to a node may be
+    down until the driver's reconnection, 1 s, 2 s, 4 s ... later), again each second, up to
+    SCHEMA_HOST_WAIT_S. A host that was tried and failed raises at once."""
+    from cassandra.cluster import NoHostAvailable
+
+    deadline = time.monotonic() + SCHEMA_HOST_WAIT_S
+    while True:
+        try:
+            session.execute(cql, timeout=60)
+            return
+        except NoHostAvailable as exc:
+            if exc.errors or time.monotonic() >= deadline:
+                raise
+            time.sleep(1.0)
 
 
 def _command(spec: WorkloadSpec) -> str:
