@@ -47,11 +47,11 @@ def test_rf_notebook_runs_every_arm_in_randomized_blocks_and_leads_with_its_find
     warm = catalog(study="replication-factor", experiment="test", role="warmup")
     passed = sorted(n[len("warm pass "):] for n in warm["name"] if n.startswith("warm pass "))
     assert passed == sorted(planned) and len(outcome.record["warm_pass"]["runs"]) == len(planned)
-    # every measured run carries its pool: the cold run a and the run b right after it their own,
-    # the others their op's at their load
+    # every measured run carries its pool, its op's at its load: the cold run a and the run b
+    # right after it too (analysis.arms, 5.)
     pools = dict(zip(measured["arm"], measured["pool"], strict=False))
     threads = dict(zip(measured["arm"], measured["threads"], strict=False))
-    assert pools["read rf=1 run=a"] == pools["read rf=1 run=b"] == ""
+    assert pools["read rf=1 run=a"] == pools["read rf=1 run=b"] == f"read x{threads['read rf=1 run=a']}"
     assert pools["read rf=3 cl=ONE"] == f"read x{threads['read rf=3 cl=ONE']}"
     assert pools["mixed rf=3"] == f"mixed x{threads['mixed rf=3']}"
     # the published claims are the analysis functions' on the stored runs

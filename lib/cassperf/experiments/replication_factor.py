@@ -157,12 +157,11 @@ class RFStudy(Study):
             out.append(arm(f"write rf={rf}", "rf-write", rf, "write", writes, self.cl, "b"))
         for rf in self.read_rfs:
             cold = rf in self.cold_read_rfs
-            if cold:       # made cold on purpose: its run-to-run spread is its own (pool "")
+            if cold:       # pools with the warm reads at its load (analysis.arms, 5.: why)
                 out.append(arm(f"read rf={rf} run=a", "rf-read", rf, "read", reads, self.cl, "a",
-                               before=self._cold(rf), pool=""))
-            # run b right after a cold run a reads what a brought back: as different on purpose
+                               before=self._cold(rf)))
             out.append(arm(f"read rf={rf} run=b", "rf-read", rf, "read", reads, self.cl, "b",
-                           follows=f"read rf={rf} run=a" if cold else None, pool="" if cold else None))
+                           follows=f"read rf={rf} run=a" if cold else None))
         for cl in self.cl_sweep:
             out.append(arm(f"read rf={self.cl_sweep_rf} cl={cl}", "cl-read", self.cl_sweep_rf, "read", reads, cl, "b"))
         for rf in self.thread_sweep_rfs:
