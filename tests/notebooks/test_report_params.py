@@ -132,36 +132,6 @@ def test_notebooks_on_one_cluster_run_together_and_results_keep_name_order(home)
     assert [r.notebook.stem for r, _ in execution_order(plans)] == ["00-a", "04-e", "01-b", "03-d", "02-c"]
 
 
-def test_a_study_that_warms_a_shared_cluster_runs_first_on_it(home):
-    import nbformat
-
-    nbs = home / "notebooks"
-    plans = []
-    for name, shape, study in [("01-b", "x", None), ("02-c", "y", None),
-                               ("03-d", "x", "cassperf.experiments.garbagecollect.GCStudy"),
-                               ("05-f", "y", "cassperf.experiments.garbagecollect.GCStudy"),
-                               ("06-g", "x", "cassperf.experiments.replication_factor.RFStudy")]:
-        path = write_notebook(nbs, f"{name}.ipynb", PARAMS, [])
-        if study:
-            nb = nbformat.read(path, as_version=4)
-            nb.metadata["cassperf"] = {"study": study}
-            nbformat.write(nb, path)
-        plans.append((resolve(path), ClusterNeed(shape, "dc1:1", "127.0.0.1", None, None)))
-    assert [r.notebook.stem for r, _ in execution_order(plans)] == ["03-d", "01-b", "06-g", "05-f", "02-c"]
-
-
-def test_make_report_runs_03_before_01_on_their_shared_cluster():
-    from pathlib import Path
-
-    from cassperf.report.clusters import cluster_need
-
-    nbs = Path(__file__).resolve().parents[2] / "notebooks"
-    plans = [(res, cluster_need(res.effective)) for res in (resolve(nb, "local") for nb in sorted(nbs.glob("0[1-5]-*.ipynb")))]
-    order = [(r.notebook.stem[:2], need.name if need else None) for r, need in execution_order(plans)]
-    assert order == [("03", "cassperf-dc1_3"), ("01", "cassperf-dc1_3"), ("02", "cassperf-dc1_2-dc2_2-rtt27"),
-                     ("05", "cassperf-dc1_1"), ("04", None)]
-
-
 def _record(name: str, ok: bool, **kw) -> ReportRecord:
     base = dict(notebook=name, title=name.upper(), html=name.replace(".ipynb", ".html"), ok=ok,
                 error=None if ok else "cell 4: RuntimeError: disk full", duration_s=75.4, parameter_set="local",

@@ -88,7 +88,6 @@ class GCStudy(Study):
     title: ClassVar[str] = "nodetool garbagecollect on a live LCS + LZ4 table"
     source: ClassVar[str] = SOURCE
     REPORT: ClassVar[str] = "cassperf.experiments.garbagecollect_report"
-    WARMS_SHARED_CLUSTER: ClassVar[bool] = True    # fixed rate, far below the knee (README: why first)
 
     keys: int = 40_000                  # rows loaded first (the study: 200+ GB per node)
     rate_ops_s: int = 0                 # fixed rate of the mixed load; 0: rate_share of the calibrated best

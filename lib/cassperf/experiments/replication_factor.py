@@ -71,6 +71,8 @@ class RFStudy(Study):
     column_count: int = 5
     connections_per_host: int = 0           # 0: the driver's default
     cold_restart: bool = False
+    warm_max_steps: int = 12                # a fresh 3-node cluster: 5 steps rose 315 -> 669 ops/s and left block 1
+                                            # at 0.4-0.9 of the arms' mean (make report at a14a9a1)
 
     def __post_init__(self) -> None:
         super().__post_init__()

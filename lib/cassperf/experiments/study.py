@@ -166,10 +166,6 @@ class StudyParameters:
     NOT_IN_PLAN: ClassVar[tuple[str, ...]] = ("experiment", "repeats")
     #: ClusterSampler options of the measured runs (beside tables and interval_s)
     SAMPLER: ClassVar[dict[str, Any]] = {}
-    #: True for a study whose verdicts do not hang on how warm the nodes' JIT is (03: a fixed rate
-    #: a quarter of the knee's): `make report` runs it first among the notebooks that share an
-    #: embedded cluster, so that its load warms the JVMs for the closed-loop studies after it
-    WARMS_SHARED_CLUSTER: ClassVar[bool] = False
 
     experiment: str = "local"
     repeats: int = 3

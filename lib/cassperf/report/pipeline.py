@@ -162,25 +162,13 @@ def claim_counts(executed: Path) -> dict[str, int] | None:
 
 def execution_order(plans: list[tuple[Resolved, ClusterNeed | None]]) -> list[tuple[Resolved, ClusterNeed | None]]:
     """Notebooks needing the same cluster next to each other, in order of first appearance;
-    within a group the studies that warm a shared cluster first (`Study.WARMS_SHARED_CLUSTER`),
-    then name order (notebooks needing none: name order). Notebooks that start their own
-    clusters (`starts_own_clusters`) come last: the pipeline's clusters are stopped before them.
-
-    Why warmers first: a node's JIT keeps warming for minutes of load. On the 3-node cluster 01
-    started, its first block ran at 0.4-0.9 of the arms' mean after the warm-up ran out of steps,
-    with more CPU per operation than in blocks 2 and 3 (make report at a14a9a1); 03, at a fixed
-    rate a quarter of the knee's, decides the same whatever the JIT's state, and its minutes of
-    load warm the nodes for 01."""
+    within a group (and for notebooks needing none) name order. Notebooks that start their own
+    clusters (`starts_own_clusters`) come last: the pipeline's clusters are stopped before them."""
     first: dict[str | None, int] = {}
     for i, (_, need) in enumerate(plans):
         first.setdefault(need.name if need else None, i)
-
-    def warms(res: Resolved) -> bool:
-        cls = study_class(res.notebook)
-        return bool(getattr(cls, "WARMS_SHARED_CLUSTER", False))
-
     return sorted(plans, key=lambda p: (starts_own_clusters(p[0].effective), first[p[1].name if p[1] else None],
-                                        not (p[1] is not None and warms(p[0])), p[0].notebook.name))
+                                        p[0].notebook.name))
 
 
 def _cluster_label(res: Resolved, need: ClusterNeed | None) -> str:
