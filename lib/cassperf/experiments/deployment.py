@@ -217,8 +217,8 @@ class DeploymentStudy(Study):
     threads: int = 0            # requests in flight; 0: calibrated, below the knee (the study: -rate threads=16)
     workloads: Sequence[str] = ("write", "read")   # of OPS (the study: all three); mixed left out locally for time
     warm_step_s: int = 4                            # reads were still warming through block 2 (15k ops/s in block 1,
-    warm_max_steps: int = 6                         # 29k in block 3); at 3, block 1 still ran at 0.7-1.0 of the
-                                                    # arms' mean (a14a9a1): per deployment, the rule stops it early
+    warm_max_steps: int = 3                         # 29k in block 3): per deployment, three clusters to warm; 6
+                                                    # steps cost 44 s and still rose (4.9k -> 11.0k ops/s, 2b4f88e)
     warm_arm_s: int = 2                             # reads kept warming through block 1 with less (12-16k ops/s, 23k by block 3)
     machine: str = ""           # the machine label; "" = this host's name
     cl: str = "LOCAL_ONE"       # cassandra-stress's default
