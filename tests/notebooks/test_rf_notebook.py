@@ -4,8 +4,6 @@ the A/A control. What it publishes is checked against the stored runs and the st
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from cassperf.experiments.outcome import load_outcome
@@ -45,9 +43,6 @@ def test_rf_notebook_runs_every_arm_in_randomized_blocks_and_leads_with_its_find
     writes = measured[measured["arm"] == "write rf=1"]
     assert set(writes["threads"]) == {str(max(1, cal["knee"] // 2))}
     assert outcome.record["warmup"] and outcome.record["warmup"][0]["rates_ops_s"]
-    # each RF's rows were flushed on every node right after their load, before the warm-up
-    loads = [line for line in outcome.record["log"] if " load rf=" in f" {line}" or line.startswith("load rf=")]
-    assert len(loads) == 2 and all(re.search(r"; ks\w*rf[13] flushed on 3 nodes$", line) for line in loads), loads
     # the warm pass ran every arm once, unmeasured, before block 1 (not the A/A twin: its arm warmed it)
     warm = catalog(study="replication-factor", experiment="test", role="warmup")
     passed = sorted(n[len("warm pass "):] for n in warm["name"] if n.startswith("warm pass "))

@@ -208,9 +208,7 @@ class _Executor:
             t = time.monotonic()
             arm = Arm(f"load {prep.name}", {}, spec=prep.spec, tool=prep.tool, context=prep.context)
             ids = self.run_arm(arm, {"role": "load", "name": prep.name}, sample=False)
-            note = prep.after(self.contexts[prep.context]) if prep.after is not None else None
-            self.say(f"load {prep.name}: {time.monotonic() - t:.0f} s (run {', '.join(ids)})"
-                     + (f"; {note}" if note else ""))
+            self.say(f"load {prep.name}: {time.monotonic() - t:.0f} s (run {', '.join(ids)})")
         self.record.save()
 
     def warm(self) -> None:

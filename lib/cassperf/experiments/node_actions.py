@@ -171,16 +171,6 @@ def flush(cluster: Any, keyspace: str, jmx: JmxSession | None = None) -> list[No
     return on_every_node(cluster, "flush", keyspace)
 
 
-def flushed(cluster: Any, keyspace: str) -> str:
-    """``flush`` on every node, as a note: what was flushed, or why not (no JMX, a node failed)."""
-    problem = cluster.jmx_problem()
-    if problem:
-        return f"{keyspace} not flushed (no JMX: {problem})"
-    results = flush(cluster, keyspace)
-    bad = [r for r in results if not r.ok]
-    return f"{keyspace} flushed on {len(results)} nodes" if not bad else f"{keyspace} flush failed on {_failures(bad)}"
-
-
 def set_compaction_throughput(cluster: Any, mib_per_s: int, jmx: JmxSession | None = None) -> list[NodeResult]:
     """``nodetool setcompactionthroughput`` on every node (0 = unthrottled); through ``jmx``
     when given (the attribute nodetool sets)."""

@@ -129,18 +129,8 @@ class RFStudy(Study):
                             connections_per_host=self.connections_per_host or None, interval_s=self.interval_s)
 
     def preparations(self) -> list[Preparation]:
-        """The rows of each RF's keyspace, flushed after the load: the warm-up's mixed reads then go
-        through the SSTable read path too. Without the flush they read memtables only, and block 1's
-        cold run a on RF 3 (the first to read SSTables) ran at 0.37-0.78 of that arm's later runs,
-        with more node CPU (make report at a14a9a1, 2b4f88e, d11afaa)."""
         return [Preparation(f"rf={rf}", self._spec(rf, "write", 32, n=self.rows, population=f"seq=1..{self.rows}",
-                                                   warmup=False), after=self._flush(rf)) for rf in self.every_rf()]
-
-    def _flush(self, rf: int) -> Callable[[Any], str]:
-        from cassperf.experiments.node_actions import flushed
-
-        keyspace = self.keyspace(rf)
-        return lambda cluster: flushed(cluster, keyspace)
+                                                   warmup=False)) for rf in self.every_rf()]
 
     def warm_spec(self) -> WorkloadSpec:
         return self._spec(max(self.every_rf()), "mixed", 32)

@@ -107,14 +107,12 @@ class Arm:
 class Preparation:
     """An unmeasured load the arms need before the first block (e.g. the rows a keyspace's reads
     read), run once per plan and stored with role=load; skipped on resume while its run is stored
-    and its keyspace exists. ``after(cluster) -> note`` runs right after the load (e.g. flush it,
-    so that the warm-up's reads go through the SSTable read path, not the memtable alone)."""
+    and its keyspace exists."""
 
     name: str
     spec: WorkloadSpec
     context: str = ""
     tool: str = "engine"
-    after: Callable[[Any], str | None] | None = None
 
 
 @dataclass(frozen=True)
