@@ -53,8 +53,9 @@ simulated studies):
    runs of 2026-11-26 before they did (own pools), their RCBD residual spread (log, per arm)
    matched: 05 throughput sd 0.071 cold against 0.071 full-cache at the same threads (8 and 16
    arm estimates), p99 0.125 against 0.105; 01's cold reads 0.25 against 0.21. A cold arm's
-   spread 1.4 times the pool's in variance would narrow its CI by about 6%. For percentiles the residuals are those of each run's own
-   percentile (log), the estimate still the merged histograms'. On simulated studies of 8 arms
+   spread 1.4 times the pool's in variance would narrow its CI by about 6%. For percentiles
+   the residuals are those of each run's own percentile (log), the estimate still the merged
+   histograms'. On simulated studies of 8 arms
    in 3 blocks (analysis.calibration.calibrate_pooled; 2,000 studies) the A/A rate and the power
    at the stated MDE hold (tests/unit/test_analysis_calibration.py).
 6. The minimum detectable effect: power.mde_pct(se, df), calibrated so that the power at the
