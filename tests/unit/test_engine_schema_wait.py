@@ -38,7 +38,8 @@ def test_a_statement_waits_while_no_host_is_up_then_runs(clock):
 
 
 def test_a_host_that_was_tried_and_failed_raises_at_once(clock):
-    tried = NoHostAvailable("Unable to complete the operation against any hosts", {"127.0.0.1:9042": OSError("refused")})
+    tried = NoHostAvailable("Unable to complete the operation against any hosts",
+                            {"127.0.0.1:9042": OSError("refused")})
     session = Session([tried])
     with pytest.raises(NoHostAvailable):
         engine._execute_once_up(session, "CREATE KEYSPACE ks")

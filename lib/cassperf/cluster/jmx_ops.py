@@ -21,7 +21,7 @@ import queue
 import subprocess
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
@@ -62,37 +62,35 @@ def _line(op: JmxOp, port: int) -> str:
     return "\t".join(fields)
 
 
-def _jvm_commands(cluster: Any, dcs: Sequence[str], *mode: str) -> dict[str, list[str]]:
-    """The JmxOps.java command per DC (run inside the DC's namespace, where it has one), with the
-    cluster's JMX admin user and its 0600 password file; JmxOpsUnavailable when this cluster has none."""
+def _jvm(cluster: Any, *mode: str) -> tuple[str, Callable[[str], list[str]]]:
+    """(the java it runs on, the JmxOps.java command of a DC: run inside the DC's namespace, where
+    it has one), with the cluster's JMX admin user and its 0600 password file; JmxOpsUnavailable
+    when this cluster has none, before any node is looked up."""
     access = cluster.access() if hasattr(cluster, "access") and hasattr(cluster, "dc_command") else None
     if access is None:
         raise JmxOpsUnavailable("one-JVM JMX operations need an embedded cluster with JMX credentials")
-    user = access.jmx_credentials(False).user
     java = str(cluster.java().executable)
-    return {dc: cluster.dc_command(dc, [java, "-Xmx64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", str(SOURCE),
-                                        user, str(access.jmx_password_file), *mode]) for dc in dcs}
+    args = [java, "-Xmx64m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", str(SOURCE),
+            access.jmx_credentials(False).user, str(access.jmx_password_file), *mode]
+    return java, lambda dc: cluster.dc_command(dc, args)
 
 
 def run_ops(cluster: Any, ops: Sequence[JmxOp], timeout_s: float = 600.0) -> list[JmxResult]:
     """Run ``ops`` (module doc) and return one JmxResult each, in the given order; an
     operation's failure is ok=False with its message. JmxOpsUnavailable when the JVM could not
     run them at all."""
-    _jvm_commands(cluster, [])                    # refuses a cluster without embedded JMX credentials first
+    java, command = _jvm(cluster)
     by_dc: dict[str, list[int]] = {}
     lines: dict[int, str] = {}
     for k, op in enumerate(ops):
         node = cluster.node(op.node)
         by_dc.setdefault(node.spec.dc, []).append(k)
         lines[k] = _line(op, node.ports.jmx)
-    commands = _jvm_commands(cluster, list(by_dc))
-    java = str(cluster.java().executable)
 
     def one_dc(dc: str) -> list[tuple[int, bool, str]]:
         indexes = by_dc[dc]
-        cmd = commands[dc]
         try:
-            proc = subprocess.run(cmd, input="\n".join(lines[k] for k in indexes) + "\n", capture_output=True,
+            proc = subprocess.run(command(dc), input="\n".join(lines[k] for k in indexes) + "\n", capture_output=True,
                                   text=True, timeout=timeout_s)
         except (OSError, subprocess.TimeoutExpired) as exc:
             raise JmxOpsUnavailable(f"JmxOps.java did not run: {exc}") from None
@@ -135,10 +133,10 @@ class JmxSession:
         self.sent: dict[str, int] = {}
 
     def open(self) -> JmxSession:
-        commands = _jvm_commands(self.cluster, sorted({n.spec.dc for n in self.cluster.nodes}), "parallel")
-        for dc, cmd in commands.items():
+        _, command = _jvm(self.cluster, "parallel")
+        for dc in sorted({n.spec.dc for n in self.cluster.nodes}):
             try:
-                proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                proc = subprocess.Popen(command(dc), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                         stderr=subprocess.DEVNULL, text=True, bufsize=1)
             except OSError as exc:
                 self.close()

@@ -204,8 +204,9 @@ METHOD_TEXT = (
     "other load fall on every arm alike; the A/A control is one arm run a second time, identically, and its "
     "comparison shows what this machine's noise alone produces. Two arms are compared over their runs in the "
     "blocks they share: the change is the geometric mean of the per-block ratios, and its uncertainty comes from "
-    "the run-to-run spread of every arm of the same kind in those blocks (the same op at the same load, runs from an "
-    "emptied cache too; never an arm whose operation is what differs, such as garbagecollect), the residual of a randomized complete block analysis, or from "
+    "the run-to-run spread of every arm of the same kind in those blocks (the same op at the same load, runs from "
+    "an emptied cache too; never an arm whose operation is what differs, such as garbagecollect), the residual of "
+    "a randomized complete block analysis, or from "
     "the pair alone where fewer than three arms share it; each claim row says which and its degrees of freedom. "
     "Percentiles are read from the arms' merged HDR histograms, never averaged. "
     "A 'not shown' states its reason and the smallest change these runs could have detected (80% power, 5% level).")
