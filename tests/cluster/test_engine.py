@@ -266,23 +266,28 @@ def test_errors_are_counted_by_kind(node, tmp_path, backend):
 
 
 ENGINE_SCRIPT = """
+import faulthandler
+import signal
 import sys
 from pathlib import Path
-from cassperf.workload import WorkloadSpec
+from cassperf.workload import WorkloadSpec, engine
 from cassperf.workload.engine import EngineError, run_workload
 from cassperf.cluster import LocalCluster
 
 if __name__ == "__main__":
+    faulthandler.register(signal.SIGUSR1, all_threads=True)   # where it hangs, if it ever does
+    engine.STOP_WAIT_S = {stop_wait_s}
     cluster = LocalCluster("{name}", "dc1:1", first_address="{address}", root=Path("{root}"))   # its role, by itself
     run_workload(WorkloadSpec(op="write", duration=60, rate="fixed=300/s", keyspace="{ks}", warmup=False,
                               concurrency=32), cluster, root=Path(sys.argv[1]), run_id="{ks}", progress=False)
 """
 
 
-def _engine_process(node: LocalCluster, tmp_path: Path, ks: str) -> tuple[subprocess.Popen, Path]:
+def _engine_process(node: LocalCluster, tmp_path: Path, ks: str,
+                    stop_wait_s: float = 15.0) -> tuple[subprocess.Popen, Path]:
     script = tmp_path / "engine_run.py"
     script.write_text(textwrap.dedent(ENGINE_SCRIPT.format(name=node.name, address=ADDRESS, root=node.root.parent,
-                                                           ks=ks)))
+                                                           ks=ks, stop_wait_s=stop_wait_s)))
     # SIGINT back to its default, as a terminal gives it: a test run started in the background
     # (`make test &`, a CI runner without job control) inherits SIGINT ignored, and the engine
     # would never see the Ctrl-C that test_ctrl_c_stops_cleanly_with_everything_flushed sends.
@@ -330,6 +335,18 @@ def test_sigkilled_engine_leaves_a_run_with_every_closed_interval(node, tmp_path
     assert len(run.histograms) == 2 * len(lines)
 
 
+def _stopped_within(proc: subprocess.Popen, timeout_s: float) -> str:
+    """The engine's stderr once it exits; if it has not within timeout_s, fail with the stacks of
+    its threads (faulthandler, SIGUSR1) so a hang says where it hung."""
+    try:
+        return proc.communicate(timeout=timeout_s)[1]
+    except subprocess.TimeoutExpired:
+        proc.send_signal(signal.SIGUSR1)
+        time.sleep(1)
+        proc.kill()
+        pytest.fail(f"the engine had not stopped {timeout_s:g} s after SIGINT; its threads:\n{proc.communicate()[1]}")
+
+
 def test_ctrl_c_stops_cleanly_with_everything_flushed(node, tmp_path):
     proc, folder = _engine_process(node, tmp_path, "interrupted")
     try:
@@ -337,7 +354,7 @@ def test_ctrl_c_stops_cleanly_with_everything_flushed(node, tmp_path):
         workers = psutil.Process(proc.pid).children(recursive=True)   # the forkserver, its workers
         t_sig = time.monotonic()
         proc.send_signal(signal.SIGINT)
-        _, err = proc.communicate(timeout=30)
+        err = _stopped_within(proc, 30)
         print(f"\nengine stopped {time.monotonic() - t_sig:.1f} s after SIGINT")
     finally:
         if proc.poll() is None:
@@ -352,6 +369,30 @@ def test_ctrl_c_stops_cleanly_with_everything_flushed(node, tmp_path):
     assert set(run.events["name"]) >= {"interrupted", "load:end"}
     _, alive = psutil.wait_procs(workers, timeout=10)
     assert workers and not alive, f"workers still running after Ctrl-C: {alive}"
+
+
+def test_ctrl_c_kills_a_worker_that_does_not_finish_and_keeps_the_rest(node, tmp_path):
+    """A worker stopped (SIGSTOP) never drains: STOP_WAIT_S after Ctrl-C the engine kills it,
+    names it, and closes the run with every interval it had written."""
+    proc, folder = _engine_process(node, tmp_path, "stuck", stop_wait_s=2.0)
+    try:
+        _wait_for_intervals(proc, folder, 3)
+        forkserver_and_workers = psutil.Process(proc.pid).children(recursive=True)
+        workers = [p for p in forkserver_and_workers if p.ppid() != proc.pid]
+        assert workers, forkserver_and_workers
+        workers[0].suspend()
+        proc.send_signal(signal.SIGINT)
+        err = _stopped_within(proc, 30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert "KeyboardInterrupt" in err
+    _, alive = psutil.wait_procs(workers, timeout=10)
+    assert not alive, f"workers still running after the engine stopped: {alive}"
+    run = load_run(folder)
+    assert not run.complete and len(run.intervals) >= 3
+    assert any(re.search(r"worker\(s\) \d had not finished at 2 s after Ctrl-C: killed", w) for w in run.warnings), \
+        run.warnings
 
 
 def test_run_carries_on_when_the_node_dies(node, tmp_path):

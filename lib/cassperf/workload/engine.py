@@ -40,8 +40,10 @@ Crashes and stops. Every interval row is durable when written; a SIGKILLed engin
 folder that ``load_run`` reads with every closed interval (complete=False), and its workers die
 with it (PR_SET_PDEATHSIG). Ctrl-C (SIGINT) stops the workers, waits for their in-flight ops
 (at most worker.DRAIN_TIMEOUT_S), writes the last partial interval and the summary, closes the
-run as incomplete ("interrupted") and re-raises KeyboardInterrupt. A second Ctrl-C stops
-waiting. A worker that dies is reported as a warning and the run carries on without it;
+run as incomplete ("interrupted") and re-raises KeyboardInterrupt. A second Ctrl-C, or
+STOP_WAIT_S after the first, stops waiting: workers not done by then are terminated and named in
+a warning. While the engine collects, SIGINT only counts (_CtrlC): it is never raised between a
+queue read and the collector's update, where it would lose a worker's interval. A worker that dies is reported as a warning and the run carries on without it;
 when a node dies, its errors are counted and the run carries on.
 """
 
@@ -53,6 +55,7 @@ import multiprocessing as mp
 import os
 import queue as queue_mod
 import signal
+import threading
 import time
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
@@ -75,7 +78,7 @@ from cassperf.workload.runners.stress_cmdline import schema_cql, to_stress_comma
 from cassperf.workload.scheduler import NS_PER_S, split_count
 from cassperf.workload.spec import WorkloadSpec
 from cassperf.workload.schema_check import check_schema
-from cassperf.workload.worker import WorkerPlan, op_weights, tags_for, worker_main
+from cassperf.workload.worker import DRAIN_TIMEOUT_S, WorkerPlan, op_weights, tags_for, worker_main
 
 TOOL = "cassperf-engine"
 HDR_LOG = "engine.hdr"
@@ -185,9 +188,7 @@ class _Collector:
             if any(w not in got and not (w in self.done_at and self.done_at[w] < k) for w in range(self.workers)):
                 return
             if got:
-                msgs = list(self.pending.pop(k).values())
-                with _sigint_deferred():
-                    self._write(k, msgs)
+                self._write(k, list(self.pending.pop(k).values()))
             self.next_k += 1
 
     def _write(self, k: int, msgs: list[tuple]) -> None:
@@ -340,21 +341,6 @@ def client_placement(cluster: Any, dc: str | None) -> Iterator[None]:
         return
     with cluster.in_dc(dc):
         yield
-
-
-@contextmanager
-def _sigint_deferred() -> Iterator[None]:
-    """Hold SIGINT while one interval is written, so Ctrl-C never leaves half an interval
-    (histograms without rows); a Ctrl-C meanwhile is delivered at the end."""
-    try:
-        old = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-    except (AttributeError, ValueError, OSError):
-        yield
-        return
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, old)
 
 
 def _stats_of(counts: np.ndarray | None) -> dict[str, float | int]:
@@ -534,13 +520,54 @@ def _await_ready(reports: Any, procs: list[Any], writer: RunWriter) -> None:
             writer.manifest["engine"]["event_loop"] = msg[4]   # uvloop, or asyncio (CASSPERF_EVENT_LOOP=asyncio)
 
 
+#: after a Ctrl-C, how long the engine waits for its workers to drain their in-flight ops
+#: (worker.DRAIN_TIMEOUT_S) and close their sessions before it terminates them
+STOP_WAIT_S = DRAIN_TIMEOUT_S + 10.0
+
+
+class _CtrlC:
+    """Counts SIGINTs while the engine collects, in place of raising KeyboardInterrupt there.
+    Raised between a queue read and the collector's update, it lost that worker's interval (the
+    engine then waited for it forever), or left the queue's pipe mid-message. Installed only in
+    the main thread (the only one Python signals) and only where SIGINT is not ignored."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.first_at: float | None = None
+        self._old: Any = None
+
+    def __enter__(self) -> _CtrlC:
+        if (threading.current_thread() is threading.main_thread()
+                and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN):
+            self._old = signal.signal(signal.SIGINT, self._handle)
+        return self
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        self.count += 1
+        if self.first_at is None:
+            self.first_at = time.monotonic()
+
+    def __exit__(self, *exc: object) -> None:
+        if self._old is not None:
+            signal.signal(signal.SIGINT, self._old)
+
+    def waited_enough(self) -> bool:
+        """A second Ctrl-C, or STOP_WAIT_S since the first."""
+        return self.count > 1 or (self.first_at is not None and time.monotonic() - self.first_at > STOP_WAIT_S)
+
+
 def _collect(reports: Any, procs: list[Any], col: _Collector, writer: RunWriter, stop: Any, t0: int) -> bool:
     """Receive reports until every worker is done; True when interrupted by Ctrl-C."""
-    interrupted = False
     load_started = False
     dead: set[int] = set()
-    while not col.finished():
-        try:
+    with _CtrlC() as ctrl_c:
+        while not col.finished():
+            if ctrl_c.count and not stop.is_set():
+                stop.set()
+                writer.event("interrupted", "SIGINT: stopping the workers")
+            if ctrl_c.waited_enough():
+                _stop_waiting(procs, col, writer, ctrl_c.count)
+                break
             if not load_started and time.monotonic_ns() >= t0:
                 writer.event("load:start", "")
                 load_started = True
@@ -567,19 +594,21 @@ def _collect(reports: Any, procs: list[Any], col: _Collector, writer: RunWriter,
                 writer.warn(f"worker {msg[1]} failed:\n{msg[2]}")
                 writer.event("worker-died", f"worker {msg[1]}: {msg[2].strip().splitlines()[-1]}")
             col.flush_ready()
-        except KeyboardInterrupt:
-            if interrupted:       # a second Ctrl-C: stop waiting for the workers
-                for p in procs:
-                    if p.exitcode is None:
-                        p.terminate()
-                for i in range(len(procs)):
-                    col.done_at.setdefault(i, col.next_k - 1)
-                col.pending = {k: v for k, v in col.pending.items() if k < col.next_k}
-                break
-            interrupted = True
-            stop.set()
-            writer.event("interrupted", "SIGINT: stopping the workers")
-    return interrupted
+    return ctrl_c.count > 0
+
+
+def _stop_waiting(procs: list[Any], col: _Collector, writer: RunWriter, ctrl_c_count: int) -> None:
+    """Terminate the workers that are not done and close the collector at the last written interval."""
+    late = [i for i, p in enumerate(procs) if p.exitcode is None and i not in col.done_at]
+    for i in late:
+        procs[i].kill()     # it had its drain and more: SIGKILL also ends one stopped or stuck in C
+    if late:
+        why = "a second Ctrl-C" if ctrl_c_count > 1 else f"{STOP_WAIT_S:g} s after Ctrl-C"
+        writer.warn(f"worker(s) {', '.join(map(str, late))} had not finished at {why}: killed; "
+                    f"their intervals after {col.next_k - 1} are not in the run")
+    for i in range(len(procs)):
+        col.done_at.setdefault(i, col.next_k - 1)
+    col.pending = {k: v for k, v in col.pending.items() if k < col.next_k}
 
 
 def _finish_manifest(writer: RunWriter, col: _Collector) -> None:
