@@ -11,7 +11,16 @@ import pytest
 from cassperf.workload import engine
 
 
-def test_sigint_is_counted_not_raised_and_the_callers_handler_comes_back():
+@pytest.fixture
+def interactive_sigint():
+    """SIGINT as a terminal's Python has it: a test run started in the background (`make test &`,
+    a CI runner without job control) inherits SIGINT ignored."""
+    old = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, old)
+
+
+def test_sigint_is_counted_not_raised_and_the_callers_handler_comes_back(interactive_sigint):
     before = signal.getsignal(signal.SIGINT)
     with engine._CtrlC() as ctrl_c:
         assert not ctrl_c.waited_enough()
@@ -24,7 +33,7 @@ def test_sigint_is_counted_not_raised_and_the_callers_handler_comes_back():
         os.kill(os.getpid(), signal.SIGINT)
 
 
-def test_one_ctrl_c_waits_stop_wait_s(monkeypatch):
+def test_one_ctrl_c_waits_stop_wait_s(monkeypatch, interactive_sigint):
     monkeypatch.setattr(engine, "STOP_WAIT_S", 0.0)
     with engine._CtrlC() as ctrl_c:
         os.kill(os.getpid(), signal.SIGINT)
