@@ -235,10 +235,9 @@ class _Executor:
 
     def warm_arms(self, arms: Sequence[Arm]) -> None:
         """The warm pass: each arm's load once for ``warm_arm_s`` seconds (role=warmup, without its
-        during action, and without its before unless the study's WARM_PASS_BEFORE), right before
-        block 1, so that block 1 does not carry what the first read of a keyspace, the first run
-        at a concurrency or the first read from emptied caches costs (the cluster warm-up loads
-        one keyspace at one concurrency). Left out when block 1 is stored already."""
+        before and during actions), right before block 1, so that block 1 does not carry what
+        the first read of a keyspace or the first run at a concurrency costs (the cluster warm-up
+        loads one keyspace at one concurrency). Left out when block 1 is stored already."""
         seconds = self.study.warm_arm_s
         if seconds <= 0 or all(_done(_mine(self.stored, a.name, 1)) for a in arms):
             return
@@ -252,8 +251,6 @@ class _Executor:
                 spec=dataclasses.replace(arm.spec, duration=seconds, n=None) if arm.spec is not None else None,
                 clients=tuple((dc, dataclasses.replace(s, duration=seconds, n=None)) for dc, s in arm.clients))
             try:
-                if self.study.WARM_PASS_BEFORE and arm.before is not None:
-                    self.say(f"warm pass {arm.name}: {arm.before(self.contexts[arm.context])}")
                 runs.extend(self.run_arm(short, {"role": "warmup", "name": f"warm pass {arm.name}"}, sample=False,
                                          warmup_s=0.0))
             except Exception as exc:  # noqa: BLE001 - a warm pass that fails costs nothing measured; said

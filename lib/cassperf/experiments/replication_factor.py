@@ -52,9 +52,6 @@ class RFStudy(Study):
     title: ClassVar[str] = "Replication factor and consistency levels"
     source: ClassVar[str] = SOURCE
     REPORT: ClassVar[str] = "cassperf.experiments.replication_factor_report"
-    #: the cold run a empties caches in the warm pass too: block 1's first cold run a and its run b
-    #: ran at 0.37-0.78 of their later runs, with more node CPU, when the warm pass read warm
-    WARM_PASS_BEFORE: ClassVar[bool] = True
 
     rfs: Sequence[int] = (1, 2, 3)
     read_rfs: Sequence[int] = (1, 3)

@@ -166,9 +166,6 @@ class StudyParameters:
     NOT_IN_PLAN: ClassVar[tuple[str, ...]] = ("experiment", "repeats")
     #: ClusterSampler options of the measured runs (beside tables and interval_s)
     SAMPLER: ClassVar[dict[str, Any]] = {}
-    #: the warm pass runs each arm's ``before`` too (never its ``during``): an arm that empties
-    #: caches then meets its first emptied cache unmeasured
-    WARM_PASS_BEFORE: ClassVar[bool] = False
 
     experiment: str = "local"
     repeats: int = 3
