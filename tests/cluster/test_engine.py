@@ -279,15 +279,16 @@ if __name__ == "__main__":
     engine.STOP_WAIT_S = {stop_wait_s}
     cluster = LocalCluster("{name}", "dc1:1", first_address="{address}", root=Path("{root}"))   # its role, by itself
     run_workload(WorkloadSpec(op="write", duration=60, rate="fixed=300/s", keyspace="{ks}", warmup=False,
-                              concurrency=32), cluster, root=Path(sys.argv[1]), run_id="{ks}", progress=False)
+                              concurrency=32), cluster, root=Path(sys.argv[1]), run_id="{ks}", progress=False,
+                 processes={processes})
 """
 
 
-def _engine_process(node: LocalCluster, tmp_path: Path, ks: str,
-                    stop_wait_s: float = 15.0) -> tuple[subprocess.Popen, Path]:
+def _engine_process(node: LocalCluster, tmp_path: Path, ks: str, stop_wait_s: float = 15.0,
+                    processes: int | None = None) -> tuple[subprocess.Popen, Path]:
     script = tmp_path / "engine_run.py"
     script.write_text(textwrap.dedent(ENGINE_SCRIPT.format(name=node.name, address=ADDRESS, root=node.root.parent,
-                                                           ks=ks, stop_wait_s=stop_wait_s)))
+                                                           ks=ks, stop_wait_s=stop_wait_s, processes=processes)))
     # SIGINT back to its default, as a terminal gives it: a test run started in the background
     # (`make test &`, a CI runner without job control) inherits SIGINT ignored, and the engine
     # would never see the Ctrl-C that test_ctrl_c_stops_cleanly_with_everything_flushed sends.
@@ -372,14 +373,14 @@ def test_ctrl_c_stops_cleanly_with_everything_flushed(node, tmp_path):
 
 
 def test_ctrl_c_kills_a_worker_that_does_not_finish_and_keeps_the_rest(node, tmp_path):
-    """A worker stopped (SIGSTOP) never drains: STOP_WAIT_S after Ctrl-C the engine kills it,
-    names it, and closes the run with every interval it had written."""
-    proc, folder = _engine_process(node, tmp_path, "stuck", stop_wait_s=2.0)
+    """Of two workers, one stopped (SIGSTOP) never drains: STOP_WAIT_S after Ctrl-C the engine
+    kills it and names it; the other finishes as usual, and the run closes with every interval."""
+    proc, folder = _engine_process(node, tmp_path, "stuck", stop_wait_s=2.0, processes=2)
     try:
         _wait_for_intervals(proc, folder, 3)
         forkserver_and_workers = psutil.Process(proc.pid).children(recursive=True)
         workers = [p for p in forkserver_and_workers if p.ppid() != proc.pid]
-        assert workers, forkserver_and_workers
+        assert len(workers) == 2, forkserver_and_workers
         workers[0].suspend()
         proc.send_signal(signal.SIGINT)
         err = _stopped_within(proc, 30)
@@ -391,8 +392,10 @@ def test_ctrl_c_kills_a_worker_that_does_not_finish_and_keeps_the_rest(node, tmp
     assert not alive, f"workers still running after the engine stopped: {alive}"
     run = load_run(folder)
     assert not run.complete and len(run.intervals) >= 3
-    assert any(re.search(r"worker\(s\) \d had not finished at 2 s after Ctrl-C: killed", w) for w in run.warnings), \
-        run.warnings
+    late = [w for w in run.warnings if re.search(r"worker \d had not finished at 2 s after Ctrl-C: killed", w)]
+    assert len(late) == 1, run.warnings
+    manifest = json.loads((folder / "manifest.json").read_text())
+    assert len(manifest["engine"]["worker_rss_bytes"]) == 1     # the other one said it was done
 
 
 def test_run_carries_on_when_the_node_dies(node, tmp_path):

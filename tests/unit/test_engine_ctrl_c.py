@@ -63,3 +63,11 @@ def test_outside_the_main_thread_it_installs_nothing():
     thread.start()
     thread.join(10)
     assert seen == {"handler": before}
+
+
+def test_a_third_ctrl_c_raises(interactive_sigint):
+    with pytest.raises(KeyboardInterrupt), engine._CtrlC() as ctrl_c:
+        for _ in range(3):
+            os.kill(os.getpid(), signal.SIGINT)
+    assert ctrl_c.count == 3 and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+

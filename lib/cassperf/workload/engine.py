@@ -41,10 +41,11 @@ folder that ``load_run`` reads with every closed interval (complete=False), and 
 with it (PR_SET_PDEATHSIG). Ctrl-C (SIGINT) stops the workers, waits for their in-flight ops
 (at most worker.DRAIN_TIMEOUT_S), writes the last partial interval and the summary, closes the
 run as incomplete ("interrupted") and re-raises KeyboardInterrupt. A second Ctrl-C, or
-STOP_WAIT_S after the first, stops waiting: workers not done by then are terminated and named in
-a warning. While the engine collects, SIGINT only counts (_CtrlC): it is never raised between a
-queue read and the collector's update, where it would lose a worker's interval. A worker that dies is reported as a warning and the run carries on without it;
-when a node dies, its errors are counted and the run carries on.
+STOP_WAIT_S after the first, stops waiting: workers not done by then are killed and named in a
+warning; a third raises at once. While the engine collects, SIGINT only counts (_CtrlC): it is
+never raised between a queue read and the collector's update, where it would lose a worker's
+interval. A worker that dies is reported as a warning and the run carries on without it; when
+a node dies, its errors are counted and the run carries on.
 """
 
 from __future__ import annotations
@@ -175,6 +176,10 @@ class _Collector:
 
     def worker_done(self, w: int, last_k: int) -> None:
         self.done_at[w] = last_k
+
+    def last_reported(self, w: int) -> int:
+        """The last interval worker ``w`` reported (written, or waiting for the other workers')."""
+        return max((k for k, got in self.pending.items() if w in got), default=self.next_k - 1)
 
     def finished(self) -> bool:
         """Every worker is done and every interval up to the last one reported is written."""
@@ -528,8 +533,10 @@ STOP_WAIT_S = DRAIN_TIMEOUT_S + 10.0
 class _CtrlC:
     """Counts SIGINTs while the engine collects, in place of raising KeyboardInterrupt there.
     Raised between a queue read and the collector's update, it lost that worker's interval (the
-    engine then waited for it forever), or left the queue's pipe mid-message. Installed only in
-    the main thread (the only one Python signals) and only where SIGINT is not ignored."""
+    engine then waited for it forever), or left the queue's pipe mid-message. A third Ctrl-C
+    raises (a wait that no check in the loop reaches, e.g. a worker that died mid-message).
+    Installed only in the main thread (the only one Python signals), and only over a Python
+    handler: an ignored SIGINT stays ignored."""
 
     def __init__(self) -> None:
         self.count = 0
@@ -537,15 +544,18 @@ class _CtrlC:
         self._old: Any = None
 
     def __enter__(self) -> _CtrlC:
-        if (threading.current_thread() is threading.main_thread()
-                and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN):
-            self._old = signal.signal(signal.SIGINT, self._handle)
+        if threading.current_thread() is threading.main_thread():
+            old = signal.getsignal(signal.SIGINT)
+            if old is not None and old is not signal.SIG_IGN:
+                self._old = signal.signal(signal.SIGINT, self._handle)
         return self
 
     def _handle(self, signum: int, frame: Any) -> None:
         self.count += 1
         if self.first_at is None:
             self.first_at = time.monotonic()
+        if self.count >= 3:
+            raise KeyboardInterrupt
 
     def __exit__(self, *exc: object) -> None:
         if self._old is not None:
@@ -558,11 +568,12 @@ class _CtrlC:
 
 def _collect(reports: Any, procs: list[Any], col: _Collector, writer: RunWriter, stop: Any, t0: int) -> bool:
     """Receive reports until every worker is done; True when interrupted by Ctrl-C."""
-    load_started = False
+    load_started = stopping = False
     dead: set[int] = set()
     with _CtrlC() as ctrl_c:
         while not col.finished():
-            if ctrl_c.count and not stop.is_set():
+            if ctrl_c.count and not stopping:
+                stopping = True
                 stop.set()
                 writer.event("interrupted", "SIGINT: stopping the workers")
             if ctrl_c.waited_enough():
@@ -577,7 +588,7 @@ def _collect(reports: Any, procs: list[Any], col: _Collector, writer: RunWriter,
                 for i, p in enumerate(procs):
                     if p.exitcode is not None and i not in col.done_at and i not in dead:
                         dead.add(i)
-                        last = max((k for k, got in col.pending.items() if i in got), default=col.next_k - 1)
+                        last = col.last_reported(i)
                         col.worker_done(i, last)
                         writer.warn(f"worker {i} exited with code {p.exitcode} after interval {last}; "
                                     f"the run carries on without it")
@@ -598,15 +609,18 @@ def _collect(reports: Any, procs: list[Any], col: _Collector, writer: RunWriter,
 
 
 def _stop_waiting(procs: list[Any], col: _Collector, writer: RunWriter, ctrl_c_count: int) -> None:
-    """Terminate the workers that are not done and close the collector at the last written interval."""
+    """Kill the workers that are not done (each had its drain and more; SIGKILL also ends one
+    stopped or stuck in C), close them at the last interval they reported, and write what the
+    others reported: a worker's last partial interval comes before its session closes."""
     late = [i for i, p in enumerate(procs) if p.exitcode is None and i not in col.done_at]
+    why = "a second Ctrl-C" if ctrl_c_count > 1 else f"{STOP_WAIT_S:g} s after Ctrl-C"
     for i in late:
-        procs[i].kill()     # it had its drain and more: SIGKILL also ends one stopped or stuck in C
-    if late:
-        why = "a second Ctrl-C" if ctrl_c_count > 1 else f"{STOP_WAIT_S:g} s after Ctrl-C"
-        writer.warn(f"worker(s) {', '.join(map(str, late))} had not finished at {why}: killed; "
-                    f"their intervals after {col.next_k - 1} are not in the run")
-    for i in range(len(procs)):
+        procs[i].kill()
+        last = col.last_reported(i)
+        col.worker_done(i, last)
+        writer.warn(f"worker {i} had not finished at {why}: killed; its intervals after {last} are not in the run")
+    col.flush_ready()
+    for i in range(len(procs)):     # a worker that said it was done but whose intervals never came
         col.done_at.setdefault(i, col.next_k - 1)
     col.pending = {k: v for k, v in col.pending.items() if k < col.next_k}
 
