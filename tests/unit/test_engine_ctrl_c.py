@@ -2,6 +2,7 @@
 read and the collector's update. The caller's SIGINT handler comes back after; an ignored SIGINT
 stays ignored (a run started in the background is not made interruptible)."""
 
+import json
 import os
 import signal
 import threading
@@ -71,3 +72,114 @@ def test_a_third_ctrl_c_raises(interactive_sigint):
             os.kill(os.getpid(), signal.SIGINT)
     assert ctrl_c.count == 3 and signal.getsignal(signal.SIGINT) is signal.default_int_handler
 
+
+
+# -- _collect itself: the race that hung CI, made deterministic -----------------------------------
+
+def _interval(w: int, k: int, t0: int, ops: int = 100) -> tuple:
+    """A worker's interval report as worker.Worker._interval_message makes it: ``ops`` writes of
+    1 ms service time in interval k (1 s long) of worker w."""
+    from cassperf.workload.backends.base import ERROR_KINDS
+    from cassperf.workload.recorder import histogram_of
+
+    import numpy as np
+    h = histogram_of(np.full(ops, 1_000_000, dtype=np.int64))
+    start = t0 + k * 1_000_000_000
+    return ("interval", w, k, start, start + 1_000_000_000, {"WRITE-st": (h.count, h.encoded, h.max_ns, h.clamped)},
+            {"write": dict.fromkeys(ERROR_KINDS, 0)}, {}, 0, [0])
+
+
+class _Reports:
+    """The workers' queue, scripted: hands out ``messages`` in order, then raises Empty; the
+    Ctrl-C comes (a real SIGINT to this process) right after ``interrupt_after`` is handed out,
+    where an async KeyboardInterrupt lost that interval."""
+
+    def __init__(self, messages: list[tuple], interrupt_after: tuple | None = None) -> None:
+        self.messages, self.interrupt_after = list(messages), interrupt_after
+
+    def get(self, timeout: float) -> tuple:
+        import queue
+        if not self.messages:
+            import time
+            time.sleep(min(timeout, 0.05))
+            raise queue.Empty
+        msg = self.messages.pop(0)
+        if msg is self.interrupt_after:
+            os.kill(os.getpid(), signal.SIGINT)
+        return msg
+
+
+class _Worker:
+    """What _collect asks of a worker process: its exit code, and kill()."""
+
+    def __init__(self) -> None:
+        self.exitcode: int | None = None
+        self.killed = False
+
+    def kill(self) -> None:
+        self.killed, self.exitcode = True, -9
+
+
+def _collector(tmp_path, workers: int, t0: int):
+    from cassperf.results.manifest import build_manifest
+    from cassperf.results.store import RunWriter
+    from cassperf.workload import WorkloadSpec
+
+    spec = WorkloadSpec(op="write", duration=60, keyspace="ks")
+    writer = RunWriter(build_manifest(run_id="ctrl-c", tool="test"), root=tmp_path).open()
+    return engine._Collector(writer, spec, workers, t0, 0.0, None), writer
+
+
+@pytest.fixture
+def deadline():
+    """A _collect that hangs fails this test after 10 s instead of holding the suite."""
+    def expired(signum, frame):
+        raise TimeoutError("_collect still waiting after 10 s: an interval was lost")
+    old = signal.signal(signal.SIGALRM, expired)
+    signal.alarm(10)
+    yield
+    signal.alarm(0)
+    signal.signal(signal.SIGALRM, old)
+
+
+class _Stop:
+    def __init__(self) -> None:
+        self.sent = False
+
+    def set(self) -> None:
+        self.sent = True
+
+
+def test_a_ctrl_c_right_after_a_queue_read_loses_no_interval(tmp_path, interactive_sigint, deadline):
+    """Before _CtrlC, KeyboardInterrupt raised here dropped interval 1 of worker 0, and the engine
+    waited for it forever (CI at 8eb7de5)."""
+    t0 = 0
+    hit = _interval(0, 1, t0)
+    reports = _Reports([_interval(0, 0, t0), _interval(1, 0, t0), hit, _interval(1, 1, t0),
+                        ("done", 0, 1, {}), ("done", 1, 1, {})], interrupt_after=hit)
+    col, writer = _collector(tmp_path, 2, t0)
+    stop = _Stop()
+    assert engine._collect(reports, [_Worker(), _Worker()], col, writer, stop, t0) is True
+    assert stop.sent and col.finished() and col.next_k == 2
+    assert col.counts == {"write": 400}            # 2 workers x 2 intervals x 100 ops: none lost
+
+
+def test_stop_wait_kills_the_late_worker_and_keeps_what_the_other_sent(tmp_path, interactive_sigint, deadline,
+                                                                       monkeypatch):
+    """Worker 1 never finishes; worker 0 sent its last partial interval and done. STOP_WAIT_S after
+    the Ctrl-C, worker 1 is killed and closed at the last interval it reported (0); worker 0's
+    interval 1 is written all the same."""
+    monkeypatch.setattr(engine, "STOP_WAIT_S", 0.2)
+    t0 = 0
+    first = _interval(0, 0, t0)
+    reports = _Reports([first, _interval(1, 0, t0), _interval(0, 1, t0, ops=30), ("done", 0, 1, {})],
+                       interrupt_after=first)
+    col, writer = _collector(tmp_path, 2, t0)
+    late = _Worker()
+    assert engine._collect(reports, [_Worker(), late], col, writer, _Stop(), t0) is True
+    assert late.killed
+    assert col.counts == {"write": 230}
+    writer.close(error="interrupted")
+    warnings = [json.loads(line)["warning"] for line in (writer.path / "warnings.jsonl").read_text().splitlines()]
+    assert warnings == ["worker 1 had not finished at 0.2 s after Ctrl-C: killed; its intervals after 0 are not in "
+                        "the run"]
