@@ -526,7 +526,7 @@ def _await_ready(reports: Any, procs: list[Any], writer: RunWriter) -> None:
 
 
 #: after a Ctrl-C, how long the engine waits for its workers to drain their in-flight ops
-#: (worker.DRAIN_TIMEOUT_S) and close their sessions before it terminates them
+#: (worker.DRAIN_TIMEOUT_S) and close their sessions before it kills them
 STOP_WAIT_S = DRAIN_TIMEOUT_S + 10.0
 
 
