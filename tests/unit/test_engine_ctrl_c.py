@@ -4,12 +4,19 @@ stays ignored (a run started in the background is not made interruptible)."""
 
 import json
 import os
+import queue
 import signal
 import threading
+import time
 
+import numpy as np
 import pytest
 
-from cassperf.workload import engine
+from cassperf.results.manifest import build_manifest
+from cassperf.results.store import RunWriter
+from cassperf.workload import WorkloadSpec, engine
+from cassperf.workload.backends.base import ERROR_KINDS
+from cassperf.workload.recorder import histogram_of
 
 
 @pytest.fixture
@@ -79,10 +86,6 @@ def test_a_third_ctrl_c_raises(interactive_sigint):
 def _interval(w: int, k: int, t0: int, ops: int = 100) -> tuple:
     """A worker's interval report as worker.Worker._interval_message makes it: ``ops`` writes of
     1 ms service time in interval k (1 s long) of worker w."""
-    from cassperf.workload.backends.base import ERROR_KINDS
-    from cassperf.workload.recorder import histogram_of
-
-    import numpy as np
     h = histogram_of(np.full(ops, 1_000_000, dtype=np.int64))
     start = t0 + k * 1_000_000_000
     return ("interval", w, k, start, start + 1_000_000_000, {"WRITE-st": (h.count, h.encoded, h.max_ns, h.clamped)},
@@ -98,9 +101,7 @@ class _Reports:
         self.messages, self.interrupt_after = list(messages), interrupt_after
 
     def get(self, timeout: float) -> tuple:
-        import queue
         if not self.messages:
-            import time
             time.sleep(min(timeout, 0.05))
             raise queue.Empty
         msg = self.messages.pop(0)
@@ -121,10 +122,6 @@ class _Worker:
 
 
 def _collector(tmp_path, workers: int, t0: int):
-    from cassperf.results.manifest import build_manifest
-    from cassperf.results.store import RunWriter
-    from cassperf.workload import WorkloadSpec
-
     spec = WorkloadSpec(op="write", duration=60, keyspace="ks")
     writer = RunWriter(build_manifest(run_id="ctrl-c", tool="test"), root=tmp_path).open()
     return engine._Collector(writer, spec, workers, t0, 0.0, None), writer
@@ -142,14 +139,6 @@ def deadline():
     signal.signal(signal.SIGALRM, old)
 
 
-class _Stop:
-    def __init__(self) -> None:
-        self.sent = False
-
-    def set(self) -> None:
-        self.sent = True
-
-
 def test_a_ctrl_c_right_after_a_queue_read_loses_no_interval(tmp_path, interactive_sigint, deadline):
     """Before _CtrlC, KeyboardInterrupt raised here dropped interval 1 of worker 0, and the engine
     waited for it forever (CI at 8eb7de5)."""
@@ -158,9 +147,10 @@ def test_a_ctrl_c_right_after_a_queue_read_loses_no_interval(tmp_path, interacti
     reports = _Reports([_interval(0, 0, t0), _interval(1, 0, t0), hit, _interval(1, 1, t0),
                         ("done", 0, 1, {}), ("done", 1, 1, {})], interrupt_after=hit)
     col, writer = _collector(tmp_path, 2, t0)
-    stop = _Stop()
+    stop = threading.Event()
     assert engine._collect(reports, [_Worker(), _Worker()], col, writer, stop, t0) is True
-    assert stop.sent and col.finished() and col.next_k == 2
+    writer.close(error="interrupted")
+    assert stop.is_set() and col.finished() and col.next_k == 2
     assert col.counts == {"write": 400}            # 2 workers x 2 intervals x 100 ops: none lost
 
 
@@ -176,10 +166,25 @@ def test_stop_wait_kills_the_late_worker_and_keeps_what_the_other_sent(tmp_path,
                        interrupt_after=first)
     col, writer = _collector(tmp_path, 2, t0)
     late = _Worker()
-    assert engine._collect(reports, [_Worker(), late], col, writer, _Stop(), t0) is True
+    assert engine._collect(reports, [_Worker(), late], col, writer, threading.Event(), t0) is True
     assert late.killed
     assert col.counts == {"write": 230}
     writer.close(error="interrupted")
     warnings = [json.loads(line)["warning"] for line in (writer.path / "warnings.jsonl").read_text().splitlines()]
     assert warnings == ["worker 1 had not finished at 0.2 s after Ctrl-C: killed; its intervals after 0 are not in "
                         "the run"]
+
+
+def test_a_worker_that_exits_without_done_is_closed_at_its_last_interval(tmp_path, deadline):
+    """No Ctrl-C: worker 1 reported interval 0 and exited (code 1) without 'done'; the run carries
+    on with worker 0's two intervals, and a warning says so."""
+    t0 = 0
+    reports = _Reports([_interval(0, 0, t0), _interval(1, 0, t0), _interval(0, 1, t0), ("done", 0, 1, {})])
+    col, writer = _collector(tmp_path, 2, t0)
+    gone = _Worker()
+    gone.exitcode = 1
+    assert engine._collect(reports, [_Worker(), gone], col, writer, threading.Event(), t0) is False
+    writer.close()
+    assert col.finished() and col.counts == {"write": 300}
+    warnings = [json.loads(line)["warning"] for line in (writer.path / "warnings.jsonl").read_text().splitlines()]
+    assert warnings == ["worker 1 exited with code 1 after interval 0; the run carries on without it"]

@@ -569,7 +569,6 @@ class _CtrlC:
 def _collect(reports: Any, procs: list[Any], col: _Collector, writer: RunWriter, stop: Any, t0: int) -> bool:
     """Receive reports until every worker is done; True when interrupted by Ctrl-C."""
     load_started = stopping = False
-    dead: set[int] = set()
     with _CtrlC() as ctrl_c:
         while not col.finished():
             if ctrl_c.count and not stopping:
@@ -586,13 +585,8 @@ def _collect(reports: Any, procs: list[Any], col: _Collector, writer: RunWriter,
                 msg = reports.get(timeout=0.2)
             except queue_mod.Empty:
                 for i, p in enumerate(procs):
-                    if p.exitcode is not None and i not in col.done_at and i not in dead:
-                        dead.add(i)
-                        last = col.last_reported(i)
-                        col.worker_done(i, last)
-                        writer.warn(f"worker {i} exited with code {p.exitcode} after interval {last}; "
-                                    f"the run carries on without it")
-                        writer.event("worker-died", f"worker {i} exit code {p.exitcode}")
+                    if p.exitcode is not None and i not in col.done_at:
+                        _worker_died(col, writer, i, p.exitcode)
                 col.flush_ready()
                 continue
             kind = msg[0]
@@ -608,21 +602,30 @@ def _collect(reports: Any, procs: list[Any], col: _Collector, writer: RunWriter,
     return ctrl_c.count > 0
 
 
+def _worker_died(col: _Collector, writer: RunWriter, i: int, exitcode: int) -> None:
+    """Worker ``i`` exited without saying it was done: close it at the last interval it reported."""
+    last = col.last_reported(i)
+    col.worker_done(i, last)
+    writer.warn(f"worker {i} exited with code {exitcode} after interval {last}; the run carries on without it")
+    writer.event("worker-died", f"worker {i} exit code {exitcode}")
+
+
 def _stop_waiting(procs: list[Any], col: _Collector, writer: RunWriter, ctrl_c_count: int) -> None:
-    """Kill the workers that are not done (each had its drain and more; SIGKILL also ends one
-    stopped or stuck in C), close them at the last interval they reported, and write what the
-    others reported: a worker's last partial interval comes before its session closes."""
-    late = [i for i, p in enumerate(procs) if p.exitcode is None and i not in col.done_at]
+    """Kill the workers still running (each had its drain and more; SIGKILL also ends one stopped
+    or stuck in C), close every worker not done at the last interval it reported, and write what
+    the others reported: a worker's last partial interval comes before its session closes."""
     why = "a second Ctrl-C" if ctrl_c_count > 1 else f"{STOP_WAIT_S:g} s after Ctrl-C"
-    for i in late:
-        procs[i].kill()
+    for i, p in enumerate(procs):
+        if i in col.done_at:
+            continue
+        if p.exitcode is not None:
+            _worker_died(col, writer, i, p.exitcode)
+            continue
+        p.kill()
         last = col.last_reported(i)
         col.worker_done(i, last)
         writer.warn(f"worker {i} had not finished at {why}: killed; its intervals after {last} are not in the run")
     col.flush_ready()
-    for i in range(len(procs)):     # a worker that said it was done but whose intervals never came
-        col.done_at.setdefault(i, col.next_k - 1)
-    col.pending = {k: v for k, v in col.pending.items() if k < col.next_k}
 
 
 def _finish_manifest(writer: RunWriter, col: _Collector) -> None:
