@@ -127,7 +127,8 @@ def test_multidc_notebook_runs_every_arm_with_a_client_per_dc_and_leads_with_its
     expected_claims = multidc_claims(outcome)
     assert [c["claim"] for c in run.claims] == expected_claims["claim"].tolist()
     assert [c["verdict"] for c in run.claims] == expected_claims["verdict"].tolist()
-    assert run.claims[0]["claim"] == "A/A control: 'replicated write' against its identical twin, on dc1's client"
+    assert run.claims[0]["claim"] == ("A/A control: 'replicated write' against its identical twin, both DCs' clients "
+                                      "summed per block")
     assert _tls_folders() <= before, "TLS certificates left behind"
     check_in_chromium(run, tmp_path)
     # a second execution runs nothing (every slot stored), and no warm-up either
