@@ -103,6 +103,18 @@ def test_the_node_command_line_names_the_credential_files_but_holds_no_password(
         f"-Dcom.sun.management.jmxremote.access.file={access.jmx_access_file}"]
 
 
+def test_embedded_nodes_compile_hot_code_early_and_the_users_jvm_options_come_later(tmp_path):
+    """The JIT's work lands in the warm-up (nodeconf.EMBEDDED_JIT: why); a user's own option,
+    later on the line, wins."""
+    access = ensure_access(tmp_path / "c")
+    spec = parse_topology("dc1:1").nodes("127.0.4.1")[0]
+    cmd = server_command(Path("/usr/bin/java"), "a.jar", Path("jamm.jar"), None, spec, NodeLayout(tmp_path / "c" / "n1"),
+                         NodePorts(), JvmSettings(512, ["-XX:CompileThresholdScaling=1.0"]), access)
+    assert [a for a in cmd if a.startswith("-XX:CompileThresholdScaling=")] == [
+        "-XX:CompileThresholdScaling=0.1", "-XX:CompileThresholdScaling=1.0"]
+    assert cmd.index("-XX:CompileThresholdScaling=0.1") > cmd.index("-XX:+UseG1GC")
+
+
 def test_a_cluster_folder_with_a_comma_cannot_carry_the_agent_option(tmp_path):
     access = ensure_access(tmp_path / "a,b")
     spec = parse_topology("dc1:1").nodes("127.0.4.1")[0]

@@ -225,6 +225,18 @@ def jmx_auth_options(access: ClusterAccess) -> list[str]:
             f"-Dcom.sun.management.jmxremote.access.file={access.jmx_access_file}"]
 
 
+#: Not Cassandra's: the JIT compiles hot code after a tenth of HotSpot's usual invocation counts,
+#: so that its work lands in the warm-up rather than in the measured runs. An embedded cluster
+#: shares few cores with the client, and there the JIT of 3 nodes took 40-100% of a core
+#: through the first 2 minutes of load and 10-40% through block 1 of 01 (compiler threads'
+#: CPU from /proc, 2026-11-26): 01's runs went from 0.46 to 1.81 of their arm's mean from block
+#: 1 to block 3 (LOCAL_QUORUM reads on RF 3: 677, 1,849, 2,717 ops/s). With it the same study's
+#: runs stayed within 0.85-1.12 of their arm's mean and its A/A MDE fell from ±50-157% to ±22%.
+#: The code the JIT ends with is C2's either way; only when it compiles moves. A user's own
+#: jvm_options come later on the line and win (-XX:CompileThresholdScaling=1.0 undoes it).
+EMBEDDED_JIT = ["-XX:CompileThresholdScaling=0.1"]
+
+
 def server_command(java: Path, jars_classpath: str, jamm: Path, jolokia: Path | None, node: NodeSpec,
                    layout: NodeLayout, ports: NodePorts, jvm: JvmSettings, access: ClusterAccess) -> list[str]:
     """The java command line of one node (conf dir first on the classpath: the snitch loads
@@ -234,7 +246,7 @@ def server_command(java: Path, jars_classpath: str, jamm: Path, jolokia: Path | 
     if jolokia is not None:
         cmd.append(jolokia_agent_option(jolokia, access, node, ports))
     cmd += [f"-Xms{jvm.heap_mb}m", f"-Xmx{jvm.heap_mb}m"]
-    cmd += SERVER_GC + SERVER_JPMS
+    cmd += SERVER_GC + EMBEDDED_JIT + SERVER_JPMS
     cmd += [f"-Xlog:gc*,safepoint:file={layout.gc_log}:time,uptime,level,tags:filecount=10,filesize=20m"]
     cmd += [
         f"-Dcassandra.jmx.local.port={ports.jmx}",
