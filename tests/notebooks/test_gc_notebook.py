@@ -36,6 +36,9 @@ def test_gc_notebook_runs_garbagecollect_beside_a_placebo_and_publishes_the_tabl
         phase = phase_window(r, "garbagecollect" if r.labels["arm"] == "garbagecollect" else "placebo")
         steady, op = windows(r, 6, 4)
         assert op.start_s == phase.start_s and op.length_s == 6 and steady.end_s == op.start_s
+    # one garbagecollect ran unmeasured before block 1 (GCStudy.baseline: why), over a JMX session
+    first = outcome.record["baseline"][-1]["first_garbagecollect"]
+    assert first.startswith("unmeasured, before block 1: ") and "over one JMX session" in first, first
     table = published_table(outcome)
     assert table["Metric"].tolist() == PUBLISHED_ROWS
     assert all(v.endswith(("/s", " micros")) for v in table["Steady State"])
