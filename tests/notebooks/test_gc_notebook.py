@@ -4,6 +4,8 @@ randomized blocks. What it publishes is checked against the stored runs."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from cassperf.analysis import phase_window
@@ -38,7 +40,8 @@ def test_gc_notebook_runs_garbagecollect_beside_a_placebo_and_publishes_the_tabl
         assert op.start_s == phase.start_s and op.length_s == 6 and steady.end_s == op.start_s
     # one garbagecollect ran unmeasured before block 1 (GCStudy.baseline: why), over a JMX session
     first = outcome.record["baseline"][-1]["first_garbagecollect"]
-    assert first.startswith("unmeasured, before block 1: ") and "over one JMX session" in first, first
+    assert re.fullmatch(r"3 nodes in \d+\.\d s, over one JMX session opened before the run", first), first
+    assert "One garbagecollect of the table ran unmeasured before block 1 (3 nodes in " in run.text()
     table = published_table(outcome)
     assert table["Metric"].tolist() == PUBLISHED_ROWS
     assert all(v.endswith(("/s", " micros")) for v in table["Steady State"])

@@ -185,8 +185,12 @@ class GCStudy(Study):
                                   jobs=self.gc_jobs, jmx=session)
         finally:
             jmx.close()
-        return {"first_garbagecollect": f"unmeasured, before block 1: {len(done)} nodes, {time.monotonic() - t:.1f} s, "
-                                        f"{jmx.path}"}
+        return {"first_garbagecollect": f"{len(done)} nodes in {time.monotonic() - t:.1f} s, {jmx.path}"}
+
+    def describe_baseline(self, found: Mapping[str, Any]) -> str:
+        done = found.get("first_garbagecollect")
+        return (f"One garbagecollect of the table ran unmeasured before block 1 ({done}): the first collects "
+                f"everything since the load, each measured one after it about one block's load.") if done else ""
 
     def rate(self, calibrated: Calibrated | None) -> int:
         if self.rate_ops_s:

@@ -268,6 +268,11 @@ class Study(StudyParameters):
         """Where the study runs when it starts its own clusters (one sentence for the report)."""
         return ""
 
+    def describe_baseline(self, found: Mapping[str, Any]) -> str:
+        """One sentence on a baseline entry of the record for the report's opening paragraph ("":
+        the study's report shows its baselines itself)."""
+        return ""
+
     def setting_notes(self) -> list[str]:
         """What this machine could not make of the plan, one line each (a deployment without its
         Java, no root for a loop filesystem ...); kept in the record and said in the report."""

@@ -119,6 +119,7 @@ class StudyReport:
                          f"runs take their concurrency and rates from it.")
         elif warm:
             parts.append("every concurrency and rate is the study's parameter.")
+        parts += [said for said in (s.describe_baseline(found) for found in rec.get("baseline") or []) if said]
         parts.append(f"Latency is {lat} time, percentiles merged from HDR histograms. Differences are judged "
                      f"between runs (the run-to-run spread), never within one.")
         if rec.get("notes"):
