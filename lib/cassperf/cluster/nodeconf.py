@@ -227,9 +227,9 @@ def jmx_auth_options(access: ClusterAccess) -> list[str]:
 
 #: Not Cassandra's: the JIT compiles hot code after a tenth of HotSpot's usual invocation counts,
 #: so that its work lands in the warm-up rather than in the measured runs. An embedded cluster
-#: shares few cores with the client, and there the JIT of 3 nodes took 40-100% of a core
-#: through the first 2 minutes of load and 10-40% through block 1 of 01 (compiler threads'
-#: CPU from /proc, 2026-11-26): 01's runs went from 0.46 to 1.81 of their arm's mean from block
+#: shares few cores with the client, and there the C2 compiler threads of 3 nodes took 57-102%
+#: of a core through 01's loads and warm-up and 11-67% through its block 1 (their CPU from
+#: /proc every 5 s, 2026-11-26): 01's runs went from 0.46 to 1.81 of their arm's mean from block
 #: 1 to block 3 (LOCAL_QUORUM reads on RF 3: 677, 1,849, 2,717 ops/s). With it the same study's
 #: runs stayed within 0.85-1.12 of their arm's mean and its A/A MDE fell from ±50-157% to ±22%.
 #: The code the JIT ends with is C2's either way; only when it compiles moves. A user's own
