@@ -188,3 +188,32 @@ def test_a_worker_that_exits_without_done_is_closed_at_its_last_interval(tmp_pat
     assert col.finished() and col.counts == {"write": 300}
     warnings = [json.loads(line)["warning"] for line in (writer.path / "warnings.jsonl").read_text().splitlines()]
     assert warnings == ["worker 1 exited with code 1 after interval 0; the run carries on without it"]
+
+
+class _LateReports(_Reports):
+    """The parent woke late: its first read timed out, and by then the worker had sent its whole
+    run and exited."""
+
+    def __init__(self, messages: list[tuple]) -> None:
+        super().__init__(messages)
+        self.first = True
+
+    def get(self, timeout: float) -> tuple:
+        if self.first:
+            self.first = False
+            raise queue.Empty
+        return super().get(timeout)
+
+
+def test_a_worker_that_exited_after_sending_its_run_is_read_before_it_is_closed(tmp_path, deadline):
+    """CI at 240ec88: the parent's read timed out, worker 0 had exited (code 0) with its intervals
+    and 'done' in the queue, and the run was closed at interval -1: "no operation succeeded"."""
+    t0 = 0
+    reports = _LateReports([_interval(0, 0, t0), _interval(0, 1, t0), ("done", 0, 1, {})])
+    col, writer = _collector(tmp_path, 1, t0)
+    finished = _Worker()
+    finished.exitcode = 0
+    assert engine._collect(reports, [finished], col, writer, threading.Event(), t0) is False
+    writer.close()
+    assert col.finished() and col.counts == {"write": 200}
+    assert not (writer.path / "warnings.jsonl").exists() or not (writer.path / "warnings.jsonl").read_text()

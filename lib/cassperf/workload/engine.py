@@ -584,22 +584,43 @@ def _collect(reports: Any, procs: list[Any], col: _Collector, writer: RunWriter,
             try:
                 msg = reports.get(timeout=0.2)
             except queue_mod.Empty:
-                for i, p in enumerate(procs):
-                    if p.exitcode is not None and i not in col.done_at:
-                        _worker_died(col, writer, i, p.exitcode)
+                _close_exited(reports, procs, col, writer)
                 col.flush_ready()
                 continue
-            kind = msg[0]
-            if kind == "interval":
-                col.add(msg)
-            elif kind == "done":
-                col.worker_done(msg[1], msg[2])
-                col.stats[msg[1]] = msg[3]
-            elif kind == "fatal":
-                writer.warn(f"worker {msg[1]} failed:\n{msg[2]}")
-                writer.event("worker-died", f"worker {msg[1]}: {msg[2].strip().splitlines()[-1]}")
+            _take(msg, col, writer)
             col.flush_ready()
     return ctrl_c.count > 0
+
+
+def _take(msg: tuple, col: _Collector, writer: RunWriter) -> None:
+    """One worker report into the collector."""
+    kind = msg[0]
+    if kind == "interval":
+        col.add(msg)
+    elif kind == "done":
+        col.worker_done(msg[1], msg[2])
+        col.stats[msg[1]] = msg[3]
+    elif kind == "fatal":
+        writer.warn(f"worker {msg[1]} failed:\n{msg[2]}")
+        writer.event("worker-died", f"worker {msg[1]}: {msg[2].strip().splitlines()[-1]}")
+
+
+def _close_exited(reports: Any, procs: list[Any], col: _Collector, writer: RunWriter) -> None:
+    """Close every worker that exited without a 'done' read yet. A worker flushes its reports into
+    the queue before it exits, so what it sent is read first: a parent that woke late (CI at
+    240ec88: no queue read for 2 s) found worker 0 gone with its whole run still in the pipe, and
+    closed it at interval -1."""
+    exited = [i for i, p in enumerate(procs) if p.exitcode is not None and i not in col.done_at]
+    if not exited:
+        return
+    while True:
+        try:
+            _take(reports.get(timeout=0.0), col, writer)
+        except queue_mod.Empty:
+            break
+    for i in exited:
+        if i not in col.done_at:
+            _worker_died(col, writer, i, procs[i].exitcode)
 
 
 def _worker_died(col: _Collector, writer: RunWriter, i: int, exitcode: int) -> None:
