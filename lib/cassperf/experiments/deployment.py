@@ -220,6 +220,8 @@ class DeploymentStudy(Study):
     warm_max_steps: int = 3                         # 29k in block 3): per deployment, three clusters to warm; 6
                                                     # steps cost 44 s and still rose (4.9k -> 11.0k ops/s, 2b4f88e)
     warm_arm_s: int = 2                             # reads kept warming through block 1 with less (12-16k ops/s, 23k by block 3)
+    quiet_max_s: float = 8.0    # an idle deployment's C2 compiler ran at 0.3-1.0 core for up to 10 s after its
+                                # load, inside the next deployment's run (block 1 writes 14k ops/s, block 2 24k)
     machine: str = ""           # the machine label; "" = this host's name
     cl: str = "LOCAL_ONE"       # cassandra-stress's default
     column_size: int = 818

@@ -43,6 +43,7 @@ import pandas as pd
 from cassperf import config
 from cassperf.errors import ConfigError
 from cassperf.experiments.calibrate import calibrate, warm_up
+from cassperf.experiments.quiet import Quiet, wait_quiet
 from cassperf.experiments.runner import PartialRun
 from cassperf.experiments.schedule import Slot, schedule
 from cassperf.experiments.study import AA_SUFFIX, Arm, Calibrated, Study, aa_twin
@@ -295,6 +296,13 @@ class _Executor:
         self.record.save()
         return arms, order
 
+    def wait_quiet(self) -> Quiet | None:
+        """Before a measured run: the study's local nodes idle, or quiet_max_s passed (None: no wait)."""
+        if self.study.quiet_max_s <= 0:
+            return None
+        clusters = list({id(c): c for c in self.contexts.values()}.values())
+        return wait_quiet(clusters, self.study.quiet_max_s)
+
     def run_slot(self, slot: Slot, i: int, total: int, arm: Arm) -> None:
         from cassperf.workload.run import RunFailedError
 
@@ -316,7 +324,10 @@ class _Executor:
         labels = {"role": "measure", "arm": arm.name, "block": str(slot.block), "position": str(slot.position),
                   "pool": arm.pool_label, **arm.labels}
         t = time.monotonic()
+        quiet = self.wait_quiet()
         note = arm.before(self.contexts[arm.context]) if arm.before is not None else None
+        if quiet is not None:
+            note = f"{quiet.note}; {note}" if note else quiet.note
         key = f"{slot.block}/{arm.name}"
         try:
             ids = self.run_arm(arm, labels)
@@ -337,7 +348,8 @@ class _Executor:
             return
         self.done.ran += 1
         seconds = time.monotonic() - t
-        self.record.data["slots"][key] = {"runs": ids, "status": "ran", "note": note or "", "seconds": round(seconds, 1)}
+        self.record.data["slots"][key] = {"runs": ids, "status": "ran", "note": note or "", "seconds": round(seconds, 1),
+                                          **({} if quiet is None else {"quiet": quiet.to_json()})}
         self.say(f"{title}: {', '.join(ids)} ({seconds:.0f} s)" + (f"; {note}" if note else ""))
         self.record.save()
 

@@ -159,7 +159,9 @@ class StudyParameters:
     measured load per run (after ``warmup_s`` unrecorded), interval_s: reporting interval (a run
     holds run_s / interval_s intervals, at least ``MIN_INTERVALS``); warm_step_s / warm_max_steps:
     the warm-up's steps; calibrate_s: seconds per calibration point; warm_arm_s: seconds of the
-    warm pass, every arm once right before block 1, unmeasured (0: none); aa: run the A/A control."""
+    warm pass, every arm once right before block 1, unmeasured (0: none); aa: run the A/A control;
+    quiet_max_s: before each measured run, wait up to this many seconds for the study's local nodes
+    to go idle (cassperf.experiments.quiet; 0: no wait)."""
 
     MIN_INTERVALS: ClassVar[int] = 20
     #: parameters that say where a study runs, not what it measures: left out of the plan key
@@ -179,6 +181,7 @@ class StudyParameters:
     calibrate_s: int = 2
     warm_arm_s: int = 1
     aa: bool = True
+    quiet_max_s: float = 0.0
 
     def __post_init__(self) -> None:
         if not isinstance(self.experiment, str) or not self.experiment.strip():
@@ -198,6 +201,9 @@ class StudyParameters:
                               f"{self.MIN_INTERVALS}; raise run_s or lower interval_s")
         if isinstance(self.warmup_s, bool) or not isinstance(self.warmup_s, (int, float)) or self.warmup_s < 0:
             raise ConfigError(f"warmup_s={self.warmup_s!r}: expected seconds >= 0")
+        if isinstance(self.quiet_max_s, bool) or not isinstance(self.quiet_max_s, (int, float)) \
+                or not 0 <= self.quiet_max_s <= 600:
+            raise ConfigError(f"quiet_max_s={self.quiet_max_s!r}: expected seconds from 0 (no wait) to 600")
 
     @classmethod
     def from_parameters(cls, namespace: Mapping[str, Any], **overrides: Any) -> Any:

@@ -166,7 +166,10 @@ class StudyReport:
                      f"{order_table(rec.get('order', []))}</div>"))
 
     def runs_text(self) -> str:
-        """What the runs were: how many counted, their steady windows' intervals, the warm pass."""
+        """What the runs were: how many counted, their steady windows' intervals, the warm pass, the
+        waits for idle nodes."""
+        from cassperf.experiments.quiet import describe as describe_waits
+
         figs, study, rec = self.figures, self.outcome.study, self.outcome.record
         said = []
         if not figs.empty and "intervals" in figs.columns:
@@ -182,7 +185,9 @@ class StudyReport:
             said.append(f"Before block 1, a warm pass ran each arm once for {warm.get('step_s')} s, unmeasured "
                         f"({len(warm.get('runs', []))} runs), so that block 1 does not carry first reads and first "
                         f"runs at a concurrency.")
-        return " ".join(said)
+        said.append(describe_waits([s["quiet"] for s in (rec.get("slots") or {}).values() if s.get("quiet")],
+                                   study.quiet_max_s))
+        return " ".join(x for x in said if x)
 
     # -- the inventory -------------------------------------------------------------------------
     def inventory(self) -> None:
