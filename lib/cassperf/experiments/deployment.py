@@ -22,6 +22,11 @@ at ``threads`` requests in flight (0: below the knee calibration finds on the fi
 - ``<deployment> read``   reads over them, gaussian(1..rows) (cassandra-stress read's default)
 - ``<deployment> mixed``  read:write 1:1 (cassandra-stress mixed's default ratio)
 
+The deployments' nodes share the machine's cores, and a node goes on working after its load ends
+(its JIT compiler's queue, flushes): before each measured run the executor waits, up to
+``quiet_max_s``, until every deployment's node is idle (cassperf.experiments.quiet), so that no
+run carries the work the run before left.
+
 Labels: deployment, machine, op, threads, and what was measured about the deployment before it
 started: cassandra (version), java (major of the runtime found), data_fs (the data folder's
 filesystem type). The sampler reads the same things on every deployment (no JMX): the nodes'
@@ -219,7 +224,8 @@ class DeploymentStudy(Study):
     warm_step_s: int = 4                            # reads were still warming through block 2 (15k ops/s in block 1,
     warm_max_steps: int = 3                         # 29k in block 3): per deployment, three clusters to warm; 6
                                                     # steps cost 44 s and still rose (4.9k -> 11.0k ops/s, 2b4f88e)
-    warm_arm_s: int = 2                             # reads kept warming through block 1 with less (12-16k ops/s, 23k by block 3)
+    warm_arm_s: int = 4                             # reads kept warming through block 1 with less (12-16k ops/s, 23k by block 3;
+                                                    # at 2 s, a deployment's first read run drifted +40-56% and was left out)
     quiet_max_s: float = 8.0    # an idle deployment's C2 compiler ran at 0.3-1.0 core for up to 10 s after its
                                 # load, inside the next deployment's run (block 1 writes 14k ops/s, block 2 24k)
     machine: str = ""           # the machine label; "" = this host's name
