@@ -56,7 +56,8 @@ def test_a_busy_node_holds_the_wait_to_max_s_and_says_so(spawn):
     q = wait_quiet([_Nodes(spawn(SLEEP), spawn(SPIN))], max_s=1.2)
     assert not q.idle and q.cores > 0.5 and 1.2 <= q.waited_s < 3.0
     assert q.note == f"nodes still busy after {q.waited_s:.1f} s ({q.cores:.2f} cores): ran anyway"
-    assert q.to_json() == {"waited_s": round(q.waited_s, 1), "cores": round(q.cores, 2), "idle": False}
+    assert q.to_json() == {"waited_s": round(q.waited_s, 1), "cores": round(q.cores, 2), "idle": False,
+                           "watched": 2}
 
 
 def test_a_node_that_goes_idle_ends_the_wait_then(spawn):
@@ -82,6 +83,9 @@ def test_the_report_sentence():
         "cores over 0.5 s, at most 8 s), so that one run does not carry the JIT compilation, flushes and "
         "compactions of the one before: median 2.5 s, longest 8.1 s; 1 of 3 runs started with the nodes still busy.")
     assert describe([], 8.0) == ""
+    remote = [{"waited_s": 0.0, "cores": 0.0, "idle": True, "watched": 0}] * 3
+    assert describe(remote, 8.0) == ("quiet_max_s=8 asked for a wait for idle nodes before each measured run, but no "
+                                     "node of the study runs on this machine: nothing was watched or waited for.")
 
 
 @pytest.mark.parametrize("bad", [-1, 601, True, "5"])

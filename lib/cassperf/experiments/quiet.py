@@ -34,7 +34,8 @@ class Quiet:
     idle: bool
 
     def to_json(self) -> dict[str, Any]:
-        return {"waited_s": round(self.waited_s, 1), "cores": round(self.cores, 2), "idle": self.idle}
+        return {"waited_s": round(self.waited_s, 1), "cores": round(self.cores, 2), "idle": self.idle,
+                "watched": self.watched}
 
     @property
     def note(self) -> str:
@@ -100,6 +101,10 @@ def describe(waits: list[dict[str, Any]], max_s: float) -> str:
     if not waits:
         return ""
     import statistics
+
+    if not any(w.get("watched", 1) for w in waits):
+        return (f"quiet_max_s={max_s:g} asked for a wait for idle nodes before each measured run, but no node of "
+                f"the study runs on this machine: nothing was watched or waited for.")
 
     seconds = [float(w["waited_s"]) for w in waits]
     busy = sum(1 for w in waits if not w["idle"])
