@@ -92,6 +92,8 @@ class GCStudy(Study):
     source: ClassVar[str] = SOURCE
     REPORT: ClassVar[str] = "cassperf.experiments.garbagecollect_report"
 
+    repeats: int = 4                    # garbagecollect's spread is its own (no pool): 3 blocks left 2 df, and
+                                        # rises of 5.6-6.8x at p = 0.058-0.084 (626280f); 4 blocks give 3 df
     keys: int = 40_000                  # rows loaded first (the study: 200+ GB per node)
     rate_ops_s: int = 0                 # fixed rate of the mixed load; 0: rate_share of the calibrated best
     rate_share: float = 0.25            # the fixed rate's share of the best closed-loop throughput
