@@ -217,6 +217,8 @@ class DeploymentStudy(Study):
     SAMPLER: ClassVar[dict[str, Any]] = {"jmx": "none", "interval_s": 1.0}
     OWN_CLUSTERS: ClassVar[bool] = True
 
+    repeats: int = 6            # 3 blocks: writes' spread of 11.7% a run and 4 df gave an MDE of ±56% (make report
+                                # at 9ba707f); 6 blocks, 10 df: about 0.59x
     deployments: str = "5.0.6:java17:disk,5.0.6:java17:tmpfs,5.0.6:java17:container"
     rows: int = 20_000          # keys loaded per deployment (the study: 500,000,000)
     threads: int = 0            # requests in flight; 0: calibrated, below the knee (the study: -rate threads=16)

@@ -71,8 +71,11 @@ class RFStudy(Study):
     column_count: int = 5
     connections_per_host: int = 0           # 0: the driver's default
     cold_restart: bool = False
-    warm_max_steps: int = 12                # a fresh 3-node cluster: 5 steps rose 315 -> 669 ops/s and left block 1
-                                            # at 0.4-0.9 of the arms' mean (make report at a14a9a1)
+    repeats: int = 6                        # 3 blocks: a run's spread of 8.5-11.6% (reads, writes) and 6 df gave an
+                                            # MDE of ±29-51% (make report at 9ba707f); 6 blocks, 15 df: about 0.63x
+    warm_max_steps: int = 20                # a fresh 3-node cluster: 5 steps rose 315 -> 669 ops/s and left block 1
+                                            # at 0.4-0.9 of the arms' mean (make report at a14a9a1); 12 steps still
+                                            # rose, 168 -> 2,279 ops/s (9ba707f)
 
     def __post_init__(self) -> None:
         super().__post_init__()

@@ -118,9 +118,12 @@ class StorageStudy(Study):
     compressor: str = "LZ4"
     column_size: int = 4096                   # bytes: one 4 KiB column per row, the study's 4k documents
     cold_restart: bool = False                # empty cache: restart the nodes too (module doc: why not by default)
-    warm_max_steps: int = 12                  # 5 (the default) rose 4,618 -> 7,107 ops/s and stopped still rising:
+    repeats: int = 6                          # 3 blocks: a run's spread of 6.8% and 14 df gave an MDE of ±18%
+                                              # (make report at 9ba707f); 6 blocks, 35 df: about 0.68x
+    warm_max_steps: int = 20                  # 5 (the default) rose 4,618 -> 7,107 ops/s and stopped still rising:
                                               # block 1 ran at 0.87-0.96 of the arms' mean, and the A/A's block-1
-                                              # run was left out for a +63% drift inside it (make report, 003ede7)
+                                              # run was left out for a +63% drift inside it (make report, 003ede7);
+                                              # 12 still rose, 10,771 -> 27,839 ops/s (9ba707f)
     contact_points: str = ""                  # your cluster: no loop-device configurations then
     raid_md_device: str = "/dev/md0"          # the mdadm runbook (cassperf.storage.runbook_report)
     raid_devices: Sequence[str] = ()
