@@ -23,6 +23,7 @@ from cassperf.experiments.clients import group_records, overlap_s
 from cassperf.experiments.multidc import MultiDCStudy
 from cassperf.experiments.multidc_report import claims as multidc_claims
 from cassperf.experiments.outcome import load_outcome
+from cassperf.experiments.study import Calibrated
 from cassperf.results.catalog import catalog
 from tests.notebooks.studykit import check_in_chromium, check_report_shape, execute_study, study_data  # noqa: F401
 
@@ -102,7 +103,7 @@ def test_multidc_notebook_runs_every_arm_with_a_client_per_dc_and_leads_with_its
         assert overlap_s(runs) >= study.run_s / 2, (arm, block, overlap_s(runs))
     # calibration ran once and set the concurrency: two clients below the knee together, one client light
     cal = outcome.record["calibration"]
-    below = max(1, cal["knee"] // 2)
+    below = Calibrated.from_json(cal).below_knee
     light = min(c for c, rate in cal["points"] if rate >= 0.5 * cal["best_ops_s"])
     assert set(measured[measured["arm"] == "replicated write"]["threads"]) == {str(max(1, below // 2))}
     assert set(measured[measured["arm"] == "write EACH_QUORUM"]["threads"]) == {str(light)}

@@ -103,3 +103,14 @@ def test_plan_key_changes_with_the_plan_not_with_more_repeats():
 
 def test_slots_name_block_position_and_arm():
     assert schedule(["a"], {}, 2, 1) == [Slot(1, 1, "a"), Slot(2, 1, "a")]
+
+
+def test_a_knee_under_8_runs_at_4_in_flight_and_the_note_says_why():
+    # 01 of make report at 9e04a30: flat from 2 in flight, so the knee was 2 and the runs went to 1
+    rates = {1: 1773.0, 2: 2405.0, 4: 2402.0, 8: 2589.0}
+    cal = calibrate(lambda c: rates[c], "write")
+    assert (cal.knee, cal.below_knee) == (2, 4)
+    assert cal.note == ("write: the knee is 2 in flight (90% of 2,405 ops/s, the second-best step; the best 2,589 "
+                        "ops/s); closed-loop runs at 4 in flight (at least 4, so that a run measures more than one "
+                        "round trip)")
+    assert [Calibrated((), k, 1.0).below_knee for k in (1, 4, 8, 16, 64)] == [4, 4, 4, 8, 32]

@@ -15,7 +15,7 @@ Calibration. Closed-loop steps at 1, 2, 4, ... requests in flight, each ``calibr
 seconds; the ladder stops when neither of the last two doublings got ``FLAT_GAIN_PCT`` above the
 best step before them, or at ``MAX_CONCURRENCY``. The knee is the smallest concurrency whose
 throughput reaches ``KNEE_SHARE`` of the second-best step's (:func:`knee`, :func:`reference`). Studies take their local concurrencies from it
-(closed-loop runs below the knee, thread sweeps around it) and fixed rates as a stated share of
+(closed-loop runs below the knee, at half of it but at least ``MIN_IN_FLIGHT``; thread sweeps around it) and fixed rates as a stated share of
 the best throughput, so that the local runs measure the cluster rather than a queue.
 """
 
@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from cassperf.experiments.study import Calibrated
+from cassperf.experiments.study import MIN_IN_FLIGHT, Calibrated
 
 RISE_PCT = 3.0
 MIN_STEPS = 6
@@ -94,6 +94,7 @@ def calibrate(measure: Callable[[int], float], op: str, max_concurrency: int = M
     best = max(rate for _, rate in points)
     against = (f"{reference(points):,.0f} ops/s, the second-best step; the best {best:,.0f} ops/s"
                if len(points) >= 4 else f"the best, {best:,.0f} ops/s")
-    note = (f"{op}: the knee is {k} in flight ({KNEE_SHARE:.0%} of {against}); "
-            f"closed-loop runs at {max(1, k // 2)} in flight (below the knee)")
+    runs = Calibrated(tuple(points), k, best, op).below_knee
+    where = "below the knee" if runs < k else f"at least {MIN_IN_FLIGHT}, so that a run measures more than one round trip"
+    note = f"{op}: the knee is {k} in flight ({KNEE_SHARE:.0%} of {against}); closed-loop runs at {runs} in flight ({where})"
     return Calibrated(tuple(points), k, best, op, note)

@@ -115,6 +115,13 @@ class Preparation:
     tool: str = "engine"
 
 
+#: the fewest requests in flight of a calibrated closed-loop run: with 1 or 2, a run measures one
+#: request's round trip and this machine's wake-ups rather than what the cluster serves (01 at 1 in
+#: flight, its knee at 2: a run-to-run spread of 13-16%, against 8.5-12% at 8; make reports of 9e04a30
+#: and 9ba707f)
+MIN_IN_FLIGHT = 4
+
+
 @dataclass(frozen=True)
 class Calibrated:
     """What calibration found on this cluster: the throughput at each concurrency tried, the
@@ -129,8 +136,8 @@ class Calibrated:
 
     @property
     def below_knee(self) -> int:
-        """The closed-loop concurrency below the knee: half the knee (at least 1)."""
-        return max(1, self.knee // 2)
+        """The closed-loop concurrency below the knee: half the knee, at least MIN_IN_FLIGHT."""
+        return max(MIN_IN_FLIGHT, self.knee // 2)
 
     def rate(self, share: float) -> int:
         """A fixed rate at ``share`` of the best throughput, whole ops/s (at least 1)."""
