@@ -22,6 +22,7 @@ the best throughput, so that the local runs measure the cluster rather than a qu
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 
 from cassperf.experiments.study import MIN_IN_FLIGHT, Calibrated
 
@@ -94,7 +95,8 @@ def calibrate(measure: Callable[[int], float], op: str, max_concurrency: int = M
     best = max(rate for _, rate in points)
     against = (f"{reference(points):,.0f} ops/s, the second-best step; the best {best:,.0f} ops/s"
                if len(points) >= 4 else f"the best, {best:,.0f} ops/s")
-    runs = Calibrated(tuple(points), k, best, op).below_knee
+    found = Calibrated(tuple(points), k, best, op)
+    runs = found.below_knee
     where = "below the knee" if runs < k else f"at least {MIN_IN_FLIGHT}, so that a run measures more than one round trip"
     note = f"{op}: the knee is {k} in flight ({KNEE_SHARE:.0%} of {against}); closed-loop runs at {runs} in flight ({where})"
-    return Calibrated(tuple(points), k, best, op, note)
+    return replace(found, note=note)
