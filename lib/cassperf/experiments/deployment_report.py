@@ -17,8 +17,13 @@ from cassperf.experiments.outcome import StudyOutcome
 
 ONE_HOST = ("the node and the load generator share this machine's cores: the client's CPU caps the row rate as "
             "much as the deployment does")
-#: the size below which "changes the row rate" and "slower (up to 4x)" would not be what they say
+#: the size below which "where the data lives changes the row rate" would not be what it says (the study's WSL
+#: drives differ by 8-16%)
 MATERIAL_PCT = 10.0
+#: the study's container claim is a slowdown by a factor of 4 (003, observation 3: Docker 4,126 against Windows'
+#: 14,989 writes/s); judged at half that factor, a 2x slowdown (a 50% fall), so a container shown less than twice
+#: as slow does not bear it out and one between 2x and 4x slower still does
+CONTAINER_FALL_PCT = 50.0
 OP_OF = {"write": "write", "read": "read", "mixed": "read"}
 
 
@@ -91,8 +96,9 @@ def claims(outcome: StudyOutcome, figs: pd.DataFrame) -> pd.DataFrame:
                                       "a small data set sits in the page cache either way: disk vs tmpfs differs "
                                       "mostly in commit log and flush writes"))
                 else:
-                    rows.append(claim(f"Cassandra in a container is slower than on the host (the study: Docker up to "
-                                      f"4x slower) [{workload}]", src, directional(c, -1, MATERIAL_PCT),
+                    rows.append(claim(f"Cassandra in a container is several times slower than on the host (the study: "
+                                      f"Docker, a factor of 4) [{workload}]", src,
+                                      directional(c, -1, CONTAINER_FALL_PCT),
                                       "the study's Docker ran in a VM on Windows; here the container is a Linux "
                                       "namespace on the same kernel, no VM"))
     imported = {str(r.labels.get("deployment")) for r in imported_runs(outcome)}
