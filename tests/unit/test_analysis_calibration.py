@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from cassperf.analysis.calibration import Calibration, PooledCalibration, calibrate, calibrate_pooled
-from cassperf.analysis.power import MDE_FACTORS, expected_power, mde_factor, mde_pct, solve_mde_factor
+from cassperf.analysis.power import MDE_FACTORS, expected_power, mde_factor, mde_pct, mde_pct_at, solve_mde_factor
 from cassperf.analysis.repeats import run_figures
 from cassperf.analysis.simulate import Noise, SimArm, sim_figures, simulate, to_runs
 
@@ -92,6 +92,14 @@ def test_the_tabulated_mde_factor_is_the_solved_one(df: float) -> None:
     assert mde_factor(df) == pytest.approx(k, rel=2e-3)
     assert dict(MDE_FACTORS)[df] == pytest.approx(k, rel=2e-3)
     assert expected_power(mde_factor(df), df, points=1000) == pytest.approx(0.80, abs=0.002)
+
+
+def test_the_mde_at_a_corrected_level_is_larger_and_its_power_is_80_percent_there() -> None:
+    k = solve_mde_factor(10.0, points=1000, alpha=0.05 / 3)
+    assert k == pytest.approx(4.166, rel=1e-3)                         # 3.388 at 5%
+    assert expected_power(k, 10.0, points=1000, alpha=0.05 / 3) == pytest.approx(0.80, abs=0.002)
+    assert mde_pct_at(0.08, 10.0, 0.05 / 3) == pytest.approx(100 * math.expm1(k * 0.08), rel=1e-3)
+    assert mde_pct_at(0.08, 10.0, 0.05) == mde_pct(0.08, 10.0)
 
 
 def test_mde_factor_between_table_points_and_at_the_limits() -> None:
