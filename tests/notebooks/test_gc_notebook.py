@@ -1,6 +1,6 @@
 """Notebook 03 (garbagecollect) run by papermill in a real kernel against a real 3-node embedded
 cluster with its test parameter set: the garbagecollect and placebo arms and the A/A control in 2
-randomized blocks. What it publishes is checked against the stored runs."""
+blocks, two of the arms' six orders. What it publishes is checked against the stored runs."""
 
 from __future__ import annotations
 
@@ -42,6 +42,10 @@ def test_gc_notebook_runs_garbagecollect_beside_a_placebo_and_publishes_the_tabl
     first = outcome.record["baseline"][-1]["first_garbagecollect"]
     assert re.fullmatch(r"3 nodes in \d+\.\d s, over one JMX session opened before the run", first), first
     assert "One garbagecollect of the table ran unmeasured before block 1 (3 nodes in " in run.text()
+    # the blocks are orders of the three arms, block 2 starting with the arm that ended block 1 (ALL_ORDERS)
+    blocks = [[a for _, _, a in sorted(s for s in outcome.record["order"] if s[0] == b)] for b in (1, 2)]
+    assert sorted(blocks[0]) == sorted(blocks[1]) and blocks[1][0] == blocks[0][-1] and blocks[0] != blocks[1]
+    assert "every arm runs right after every other equally often" in " ".join(run.text().split())
     table = published_table(outcome)
     assert table["Metric"].tolist() == PUBLISHED_ROWS
     assert all(v.endswith(("/s", " micros")) for v in table["Steady State"])

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import collections
+import itertools
+
 import pytest
 
 from cassperf.errors import ConfigError
@@ -45,6 +48,28 @@ def test_bad_plans_get_one_line():
         schedule(["a", "a"], {}, 2, 1)
     with pytest.raises(ConfigError, match="cycle"):
         schedule(["a", "b"], {"a": "b", "b": "a"}, 2, 1)
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3, 2026])
+def test_all_orders_put_every_arm_right_after_every_other_alike_across_the_blocks_too(seed):
+    arms = ["garbagecollect", "placebo", "placebo (A/A)"]
+    order = schedule(arms, {}, repeats=6, seed=seed, every_order=True)
+    blocks = [tuple(s.arm for s in order if s.block == b) for b in range(1, 7)]
+    assert sorted(blocks) == sorted(itertools.permutations(arms))          # the six orders, once each
+    runs = [s.arm for s in order]
+    after = collections.Counter(zip(runs, runs[1:], strict=False))
+    assert {pair: n for pair, n in after.items() if pair[0] != pair[1]} == {
+        (x, y): 2 for x in arms for y in arms if x != y}                     # (k - 1)! each, boundaries included
+    assert all(b[0] == a[-1] for a, b in zip(blocks, blocks[1:], strict=False))
+    assert schedule(arms, {}, repeats=8, seed=seed, every_order=True)[:18] == order
+    assert [s.arm for s in schedule(arms, {}, repeats=8, seed=seed, every_order=True)][18:] == runs[:6]
+
+
+def test_all_orders_keep_chains_and_refuse_more_than_three_units():
+    order = [s.arm for s in schedule(["x", "ra", "rb"], {"rb": "ra"}, repeats=2, seed=1, every_order=True)]
+    assert sorted(order) == ["ra", "ra", "rb", "rb", "x", "x"] and order.index("rb") == order.index("ra") + 1
+    with pytest.raises(ConfigError, match=r"^all orders of 4 arms take 24 blocks; the design suits at most 3"):
+        schedule(["a", "b", "c", "d"], {}, repeats=6, seed=1, every_order=True)
 
 
 def test_warm_up_stops_when_throughput_stops_rising():

@@ -287,7 +287,7 @@ class _Executor:
         if self.study.aa and arms:
             arms = [*arms, aa_twin(arms, self.study.aa_arm(arms))]
         order = schedule([a.name for a in arms], {a.name: a.follows for a in arms}, self.study.repeats,
-                         self.study.seed)
+                         self.study.seed, every_order=self.study.ALL_ORDERS)
         self.record.data["arms"] = [{"name": a.name, "labels": dict(a.labels), "context": a.context,
                                      "follows": a.follows,
                                      "spec": repr(a.spec) if a.spec else [f"{dc}: {s!r}" for dc, s in a.clients]}

@@ -276,6 +276,9 @@ class Study(StudyParameters):
     #: True: the study starts its own clusters in ``contexts`` (one per deployment) unless the
     #: parameters name the user's cluster; no cluster is started for it beforehand
     OWN_CLUSTERS: ClassVar[bool] = False
+    #: every block a different one of the arms' k! orders (cassperf.experiments.schedule: balanced
+    #: for what a run leaves to the next), instead of a random order per block
+    ALL_ORDERS: ClassVar[bool] = False
 
     def describe_setting(self) -> str:
         """Where the study runs when it starts its own clusters (one sentence for the report)."""

@@ -105,8 +105,11 @@ class StudyReport:
         used = sum(1 for r in self.outcome.runs if r.manifest.get("complete") and not r.manifest.get("failed"))
         cal = rec.get("calibration")
         lat = ", ".join(sorted({str(r.manifest.get("latency_type")) for r in self.outcome.runs})) or "service"
+        order = ("one of the arms' orders, every order once and each block starting with the arm that ended the "
+                 "one before, so every arm runs right after every other equally often" if s.ALL_ORDERS
+                 else "a random order")
         parts = [f"{arms} arms (configurations, the A/A control among them) ran {s.repeats} times each, in "
-                 f"{s.repeats} blocks that hold every arm once in a random order (seed {s.seed}): "
+                 f"{s.repeats} blocks that hold every arm once in {order} (seed {s.seed}): "
                  f"{len(self.outcome.runs)} runs of {s.run_s} s measured at {s.interval_s:g} s intervals, "
                  f"{used} of them usable, on {self.where}."]
         warm = rec.get("warmup") or []
