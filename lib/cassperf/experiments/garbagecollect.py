@@ -91,8 +91,8 @@ class GCStudy(Study):
     title: ClassVar[str] = "nodetool garbagecollect on a live LCS + LZ4 table"
     source: ClassVar[str] = SOURCE
     REPORT: ClassVar[str] = "cassperf.experiments.garbagecollect_report"
-    #: a run after garbagecollect finds fewer sstables and tombstones than the next one: with 4
-    #: random blocks (seed 1) the placebo ran right after it in 3 and its twin in 1, and the A/A
+    #: what garbagecollect leaves may carry into the runs after it (the mechanism is not shown): with
+    #: 4 random blocks (seed 1) the placebo ran right after it in 3 and its twin in 1, and the A/A
     #: row found the twin's read latency +34.5% (p = 0.026) and +65.5% (p = 0.040) in two make
     #: reports (9f1b055, 723ca55); all six orders once each put every arm after every other alike
     ALL_ORDERS: ClassVar[bool] = True

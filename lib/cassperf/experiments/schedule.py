@@ -19,6 +19,7 @@ blocks of 03 the placebo ran right after garbagecollect in 3 of them and its A/A
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
 from collections.abc import Sequence
@@ -77,9 +78,11 @@ def block_order(chains: Sequence[Sequence[str]], seed: int, block: int) -> list[
 MAX_ALL_ORDERS_UNITS = 3
 
 
-def linked_orders(k: int, seed: int) -> list[tuple[int, ...]]:
+@functools.cache
+def linked_orders(k: int, seed: int) -> tuple[tuple[int, ...], ...]:
     """The k! orders of k units in a sequence where each starts with the unit the one before it
-    ended with, found by a depth-first search in a seeded random order."""
+    ended with, found by a depth-first search in a seeded random order (once per k and seed: a
+    schedule asks for it block by block)."""
     rng = np.random.default_rng([int(seed)])
     orders = [tuple(int(x) for x in o) for o in itertools.permutations(range(k))]
     orders = [orders[int(i)] for i in rng.permutation(len(orders))]
@@ -96,7 +99,7 @@ def linked_orders(k: int, seed: int) -> list[tuple[int, ...]]:
     for first in orders:
         found = extend([first], set(orders) - {first})
         if found:
-            return found
+            return tuple(found)
     raise AssertionError(f"no linked sequence of the orders of {k} units")   # k <= 3 always has one
 
 
