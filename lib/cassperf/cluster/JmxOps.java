@@ -12,7 +12,8 @@
 // argument writes it and answers the value read back.
 // With a third argument "parallel" every line runs in a thread of its own as soon as it is read,
 // and answers come as each operation ends (matched by index): a session that asks every node at
-// once and keeps its connections (cassperf.cluster.jmx_ops.JmxSession).
+// once and keeps its connections (cassperf.cluster.jmx_ops.JmxSession). A kept connection that
+// fails with an I/O error (its node restarted since) is made again once.
 // The password is read from PWFILE (nodetool's -pwf format: "user password" lines), never argv.
 
 import java.io.BufferedReader;
@@ -73,29 +74,39 @@ public class JmxOps {
         }
     }
 
+    static JMXConnector connector(Map<String, JMXConnector> open, String where, String user, String password)
+            throws Exception {
+        synchronized (open) {
+            JMXConnector c = open.get(where);
+            if (c == null) {
+                JMXServiceURL url = new JMXServiceURL("service:jmx:rmi:///jndi/rmi://" + where + "/jmxrmi");
+                Map<String, Object> env = new HashMap<>();
+                env.put(JMXConnector.CREDENTIALS, new String[] {user, password});
+                c = JMXConnectorFactory.connect(url, env);
+                open.put(where, c);
+            }
+            return c;
+        }
+    }
+
     static void answer(Map<String, JMXConnector> open, String user, String password, String[] f, int index) {
         String out;
         try {
             String where = f[0] + ":" + f[1];
-            JMXConnector c;
-            synchronized (open) {
-                c = open.get(where);
-                if (c == null) {
-                    JMXServiceURL url = new JMXServiceURL("service:jmx:rmi:///jndi/rmi://" + where + "/jmxrmi");
-                    Map<String, Object> env = new HashMap<>();
-                    env.put(JMXConnector.CREDENTIALS, new String[] {user, password});
-                    c = JMXConnectorFactory.connect(url, env);
-                    open.put(where, c);
-                }
-            }
             List<String> args = new ArrayList<>();
             for (int k = 4; k < f.length; k++) args.add(f[k]);
-            MBeanServerConnection mbs = c.getMBeanServerConnection();
             ObjectName name = new ObjectName(f[2]);
             Object result;
-            if (f[3].startsWith("get:")) result = mbs.getAttribute(name, f[3].substring(4));
-            else if (f[3].startsWith("set:")) result = set(mbs, name, f[3].substring(4), args);
-            else result = invoke(mbs, name, f[3], args);
+            try {
+                result = call(connector(open, where, user, password).getMBeanServerConnection(), name, f[3], args);
+            } catch (java.io.IOException lost) {
+                // a connection kept from before the node restarted: connect again, once
+                synchronized (open) {
+                    JMXConnector old = open.remove(where);
+                    if (old != null) try { old.close(); } catch (Exception ignored) { }
+                }
+                result = call(connector(open, where, user, password).getMBeanServerConnection(), name, f[3], args);
+            }
             out = "OK\t" + index + "\t" + (result == null ? "" : oneLine(String.valueOf(result)));
         } catch (Exception e) {
             Throwable t = e;
@@ -106,6 +117,12 @@ public class JmxOps {
             System.out.println(out);
             System.out.flush();
         }
+    }
+
+    static Object call(MBeanServerConnection mbs, ObjectName name, String op, List<String> args) throws Exception {
+        if (op.startsWith("get:")) return mbs.getAttribute(name, op.substring(4));
+        if (op.startsWith("set:")) return set(mbs, name, op.substring(4), args);
+        return invoke(mbs, name, op, args);
     }
 
     static Object invoke(MBeanServerConnection mbs, ObjectName name, String operation, List<String> args)

@@ -33,6 +33,7 @@ import json
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -178,8 +179,9 @@ class _Executor:
     """One execution of a study inside its open contexts and runner (see execute)."""
 
     def __init__(self, study: Study, contexts: Mapping[str, Any], runner: Any, root: Path, record: StudyRecord,
-                 log: Callable[[str], None]) -> None:
+                 log: Callable[[str], None], profiler: Any = None) -> None:
         self.study, self.contexts, self.runner, self.root, self.record = study, contexts, runner, root, record
+        self.profiler = profiler
         self._log = log
         self.stored = _stored(root, study)
         self.done = Execution(record)
@@ -191,11 +193,13 @@ class _Executor:
         self._log(line)
 
     def run_arm(self, arm: Arm, labels: Mapping[str, str], sample: bool = True,
-                warmup_s: float | None = None) -> list[str]:
-        """``arm`` once; ``warmup_s`` of unrecorded load first (default: the study's)."""
+                warmup_s: float | None = None, profile: bool = False) -> list[str]:
+        """``arm`` once; ``warmup_s`` of unrecorded load first (default: the study's); ``profile``:
+        with the nodes' CPU profiles when the study takes them (measured runs)."""
+        profiled = {"profile": self.profiler} if profile and self.profiler is not None else {}
         return self.runner.run(arm, self.contexts[arm.context], {**self.base, **labels}, root=self.root,
                                warmup_s=self.study.warmup_s if warmup_s is None else warmup_s, sample=sample,
-                               sampler=self.study.SAMPLER)
+                               sampler=self.study.SAMPLER, **profiled)
 
     def prepare(self) -> None:
         """Preparations (role=load), skipped while stored and their keyspace exists."""
@@ -296,6 +300,16 @@ class _Executor:
         self.record.save()
         return arms, order
 
+    def prepare_profiles(self) -> None:
+        """Before the blocks: open the profiler's JMX sessions and set up Flight Recorder on every
+        node, so that neither lands in a measured run; what cannot be profiled is said once here
+        (and in each run)."""
+        if self.profiler is None:
+            return
+        for name, cluster in {id(c): (n, c) for n, c in self.contexts.items()}.values():
+            for line in self.profiler.prepare(cluster):
+                self.say(f"profiles{' of ' + name if name else ''}: {line}")
+
     def wait_quiet(self) -> Quiet | None:
         """Before a measured run: the study's local nodes idle, or quiet_max_s passed (None: no wait)."""
         if self.study.quiet_max_s <= 0:
@@ -330,7 +344,7 @@ class _Executor:
             note = f"{quiet.note}; {note}" if note else quiet.note
         key = f"{slot.block}/{arm.name}"
         try:
-            ids = self.run_arm(arm, labels)
+            ids = self.run_arm(arm, labels, profile=True)
         except RunFailedError as exc:
             self.done.failed += 1
             self.record.data["slots"][key] = {"runs": [exc.run_id], "status": "failed", "note": exc.reason}
@@ -372,8 +386,11 @@ def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
 
     for line in reap([cluster.root] if isinstance(cluster, LocalCluster) else [], say=log):
         record.log(line)                      # what a killed run left, released before the contexts open
-    with study.contexts(cluster) as contexts, study.runner(contexts) as runner:
-        ex = _Executor(study, contexts, runner, root, record, log)
+    from cassperf.cluster.profiler import Profiler
+
+    with study.contexts(cluster) as contexts, study.runner(contexts) as runner, \
+            (Profiler() if study.profile else nullcontext()) as profiler:
+        ex = _Executor(study, contexts, runner, root, record, log, profiler)
         notes = study.setting_notes()
         if notes:
             record.data["notes"] = notes
@@ -387,6 +404,7 @@ def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
             record.save()
         arms, order = ex.arms(ex.calibrate())
         ex.warm_arms(arms)
+        ex.prepare_profiles()
         by_name = {a.name: a for a in arms}
         bar = None
         if progress:

@@ -39,8 +39,9 @@ class LocalRunner:
     """Runs an arm's one spec in this process through the one entry point, run_spec."""
 
     def run(self, arm: Any, cluster: Any, labels: Mapping[str, str], *, root: Path, warmup_s: float,
-            sample: bool = True, sampler: Mapping[str, Any] | None = None) -> list[str]:
-        """Run ids of the stored run(s); RunFailedError (stored, marked failed) when it failed."""
+            sample: bool = True, sampler: Mapping[str, Any] | None = None, profile: Any = None) -> list[str]:
+        """Run ids of the stored run(s); RunFailedError (stored, marked failed) when it failed.
+        ``profile``: the study's Profiler for a measured run (run_spec's ``profile``), else None."""
         from cassperf.workload.run import run_spec
 
         if arm.spec is None:
@@ -50,5 +51,5 @@ class LocalRunner:
         run = run_spec(arm.spec, cluster, tool=arm.tool, labels={**labels, "tool": arm.tool,
                                                                  "spec_key": spec_key(arm.spec, arm.tool)},
                        sampler=options, during=None if during is None else (lambda writer: during(writer, cluster)),
-                       root=root, progress=False, warmup_s=warmup_s)
+                       root=root, progress=False, warmup_s=warmup_s, profile=profile)
         return [run.run_id]

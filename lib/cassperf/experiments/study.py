@@ -168,11 +168,13 @@ class StudyParameters:
     the warm-up's steps; calibrate_s: seconds per calibration point; warm_arm_s: seconds of the
     warm pass, every arm once right before block 1, unmeasured (0: none); aa: run the A/A control;
     quiet_max_s: before each measured run, wait up to this many seconds for the study's local nodes
-    to go idle (cassperf.experiments.quiet; 0: no wait)."""
+    to go idle (cassperf.experiments.quiet; 0: no wait); profile: each measured run records a CPU
+    profile of the nodes (Java Flight Recorder, cassperf.cluster.profiler; False: none)."""
 
     MIN_INTERVALS: ClassVar[int] = 20
-    #: parameters that say where a study runs, not what it measures: left out of the plan key
-    NOT_IN_PLAN: ClassVar[tuple[str, ...]] = ("experiment", "repeats")
+    #: parameters that say where a study runs, not what it measures: left out of the plan key (a
+    #: profile only watches: a plan measured with profiles goes on without them, and the other way)
+    NOT_IN_PLAN: ClassVar[tuple[str, ...]] = ("experiment", "repeats", "profile")
     #: ClusterSampler options of the measured runs (beside tables and interval_s)
     SAMPLER: ClassVar[dict[str, Any]] = {}
 
@@ -189,6 +191,7 @@ class StudyParameters:
     warm_arm_s: int = 1
     aa: bool = True
     quiet_max_s: float = 0.0
+    profile: bool = True
 
     def __post_init__(self) -> None:
         if not isinstance(self.experiment, str) or not self.experiment.strip():
@@ -208,6 +211,9 @@ class StudyParameters:
                               f"{self.MIN_INTERVALS}; raise run_s or lower interval_s")
         if isinstance(self.warmup_s, bool) or not isinstance(self.warmup_s, (int, float)) or self.warmup_s < 0:
             raise ConfigError(f"warmup_s={self.warmup_s!r}: expected seconds >= 0")
+        if not isinstance(self.profile, bool):
+            raise ConfigError(f"profile={self.profile!r}: expected True (a CPU profile of the nodes per measured run) "
+                              f"or False")
         if isinstance(self.quiet_max_s, bool) or not isinstance(self.quiet_max_s, (int, float)) \
                 or not 0 <= self.quiet_max_s <= 600:
             raise ConfigError(f"quiet_max_s={self.quiet_max_s!r}: expected seconds from 0 (no wait) to 600")

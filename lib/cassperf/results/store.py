@@ -3,7 +3,8 @@
 Layout of a run folder::
 
     manifest.json        written at open (complete=false) and again at close (ended_utc, complete)
-    raw/                 the tools' own output, as it came (never rewritten)
+    raw/                 the tools' own output, as it came (never rewritten); raw/profiles/<node>.jfr
+                         each node's Flight Recorder file of a profiled run (cassperf.cluster.profiler)
     <frame>.jsonl        intervals, summary, metrics, events, histograms: one JSON object per
                          line, appended, flushed and fsynced as rows arrive (crash-safe)
     warnings.jsonl       {"warning": text} per line
@@ -375,6 +376,18 @@ class RunWriter:
         """Copy a file into raw/ (data=None), or write `data` as raw/<name>. Bytes as they came."""
         self._need_open()
         return _put_raw(self.path / RAW_DIR, path_or_name, data)
+
+    def raw_folder(self, name: str) -> Path:
+        """raw/<name>/, created now and empty, for raw output that another process writes
+        while the run is open (a node's Flight Recorder file); refuses one that exists."""
+        self._need_open()
+        dest = self.path / RAW_DIR / _safe_relative(name)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            dest.mkdir()
+        except FileExistsError:
+            raise RunExistsError(f"raw folder {dest} already exists (raw output is written once)") from None
+        return dest
 
     def raw_stream(self, name: str) -> IO[str]:
         """A line-buffered text file raw/<name> for output written as it arrives (closed at close)."""

@@ -389,7 +389,7 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
                  schema: bool = True, warmup_s: float = 2.0, rng_seed: int = 0,
                  sampler: Mapping[str, Any] | None = None,
                  during: Callable[[RunWriter], Any] | None = None, stress_values: bool = False,
-                 ready: Callable[[], Any] | None = None) -> Run:
+                 ready: Callable[[], Any] | None = None, profile: Any = None) -> Run:
     """Run ``spec`` against ``cluster`` (a ClusterHandle) and return the stored Run.
 
     sampler: ClusterSampler keyword arguments (``tables``, ``interval_s``, ``jmx``, ``host``...)
@@ -412,6 +412,9 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
     checks what it reads) validates these rows; they cost client CPU and stall the event loop
     for milliseconds per batch (keys module doc): load with it, measure without it. Keys are
     cassandra-stress's either way.
+    profile: a cassperf.cluster.profiler.Profiler: each node records a CPU profile from t0 (after
+    the warm-up) to the load's end, into raw/profiles/<node>.jfr (manifest ``profile``; where it
+    cannot, one warning line says why and the run goes on). None: no profile.
     """
     target = Target.of(cluster, spec.local_dc)
     backend_name = resolve(backend)
@@ -437,6 +440,8 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
     manifest.update({"histogram_unit": "ns", "hdr_log": f"raw/{HDR_LOG}", "engine": engine_info,
                      "interval_s": spec.interval_s})
     writer = RunWriter(manifest, root=root).open()
+    recording = profile.recording(cluster, writer.raw_folder("profiles"), f"cassperf-{writer.run_id}") \
+        if profile is not None else None
     cluster_sampler = None
     action = DuringAction(during, writer) if during is not None else None
     with _worker_env(), client_placement(cluster, target.local_dc):
@@ -465,6 +470,8 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
         t0_value.value = t0
         writer.manifest["t0_epoch_s"] = epoch0
         writer.set_clock(t0 / NS_PER_S)       # time_s of events and intervals: since t0
+        if recording is not None:
+            recording.start_at(t0)            # the profile covers the measured load, not the warm-up
         if sampler is not None:
             from cassperf.sampler import ClusterSampler  # noqa: PLC0415 - only when asked for
 
@@ -478,6 +485,8 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
             action.start_at(t0)
         interrupted = _collect(reports, procs, collector, writer, stop, t0)
         writer.event("load:end", "interrupted" if interrupted else "")
+        if recording is not None:
+            recording.stop_into(writer)
         if action is not None:
             action.join()
         writer.append_summary(collector.summary())
@@ -495,6 +504,8 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
         _reap(procs)
         if cluster_sampler is not None:      # its last sample follows the load's end
             cluster_sampler.stop()
+        if recording is not None and not recording.stopped:
+            recording.stop_into(writer)      # the load failed: keep what was recorded, say so
         writer.close(error=error)
     if interrupted:
         raise KeyboardInterrupt

@@ -100,7 +100,7 @@ def run_spec(spec: WorkloadSpec, cluster: Any, *, tool: str = "engine", labels: 
              root: str | Path | None = None, run_id: str | None = None, progress: bool = True,
              processes: int | None = None, backend: str = "auto", stress_values: bool = False,
              warmup_s: float = 2.0, max_error_share: float = MAX_ERROR_SHARE,
-             raise_on_failure: bool = True, ready: Callable[[], Any] | None = None) -> Run:
+             raise_on_failure: bool = True, ready: Callable[[], Any] | None = None, profile: Any = None) -> Run:
     """Run ``spec`` on ``cluster`` with ``tool`` and return the stored Run (module doc).
 
     labels: the run's labels (every sweep parameter); sampler: ClusterSampler keyword arguments
@@ -108,6 +108,11 @@ def run_spec(spec: WorkloadSpec, cluster: Any, *, tool: str = "engine", labels: 
     load runs. Engine options: processes, backend, stress_values, warmup_s. ready: called
     right before the load starts (the engine: once its workers are connected; another tool:
     before it is started), so that clients started together begin together.
+    profile: CPU profiles of the nodes during the measured load (Java Flight Recorder; stored as
+    raw/profiles/<node>.jfr): a cassperf.cluster.profiler.Profiler (keeps its JMX sessions from
+    run to run: a study opens one), True (one for this run alone: its session's JVM starts
+    before the load), False or None: none. Only the engine's runs are profiled; a profile that
+    cannot be taken is one warning line in the run, never a failed run.
     """
     if not 0 <= max_error_share < 1:
         raise ConfigError(f"max_error_share={max_error_share!r}: expected a share in [0, 1), e.g. 0.05")
@@ -125,6 +130,13 @@ def run_spec(spec: WorkloadSpec, cluster: Any, *, tool: str = "engine", labels: 
     labels = dict(labels or {})
     error: BaseException | None = None
     stored: str | None = None
+    own_profiler = None
+    if profile is True:
+        from cassperf.cluster.profiler import Profiler
+
+        profile = own_profiler = Profiler()
+    elif profile is False:
+        profile = None
     try:
         if tool == "engine":
             from cassperf.workload.engine import EngineError, run_workload
@@ -132,7 +144,8 @@ def run_spec(spec: WorkloadSpec, cluster: Any, *, tool: str = "engine", labels: 
             try:
                 run = run_workload(spec, cluster, root=root, labels=labels, run_id=run_id, processes=processes,
                                    backend=backend, progress=progress, schema=False, warmup_s=warmup_s,
-                                   sampler=sampler, during=during, stress_values=stress_values, ready=ready)
+                                   sampler=sampler, during=during, stress_values=stress_values, ready=ready,
+                                   profile=profile)
                 stored = run.manifest["run_id"]
             except EngineError as exc:
                 stored = _run_id_in(exc, root)
@@ -141,13 +154,17 @@ def run_spec(spec: WorkloadSpec, cluster: Any, *, tool: str = "engine", labels: 
             if ready is not None:
                 ready()
             try:
-                stored = _run_tool(tool, exe, spec, cluster, labels, sampler, during, root, run_id, progress)
+                stored = _run_tool(tool, exe, spec, cluster, labels, sampler, during, root, run_id, progress,
+                                   profile is not None)
             except _Stored as exc:
                 stored, error = exc.run_id, exc.cause
     except KeyboardInterrupt:
         raise
     except Exception as exc:  # noqa: BLE001 - stored and marked failed below, then raised
         error = exc
+    finally:
+        if own_profiler is not None:
+            own_profiler.close()
     if stored is None:           # it failed before a run folder existed: nothing was left behind
         assert error is not None
         raise error
@@ -179,15 +196,20 @@ def _run_id_in(exc: BaseException, root: str | Path | None) -> str | None:
 
 def _run_tool(tool: str, exe: Path | None, spec: WorkloadSpec, cluster: Any, labels: dict[str, Any],
               sampler: Mapping[str, Any] | None, during: Callable[[RunWriter], Any] | None,
-              root: str | Path | None, run_id: str | None, progress: bool) -> str:
+              root: str | Path | None, run_id: str | None, progress: bool, profile: bool = False) -> str:
     """cassandra-stress or latte as a subprocess into a new run, the sampler and the during
-    action beside it. Returns the run id; the writer is closed (complete or not) either way."""
+    action beside it. Returns the run id; the writer is closed (complete or not) either way.
+    ``profile``: a profile was asked for, which only the engine records (said in the run)."""
     from cassperf.sampler import ClusterSampler
 
     manifest: dict[str, Any] = {"tool": tool, "labels": labels}
     if run_id:
         manifest["run_id"] = run_id
     writer = RunWriter(root=root, **manifest).open()
+    if profile:
+        writer.manifest["profile"] = {"notes": [f"profile not recorded: only the engine's runs are profiled "
+                                                f"(this run's tool: {tool})"]}
+        writer.warn(writer.manifest["profile"]["notes"][0])
     try:
         with ExitStack() as opened:
             opened.push(writer)      # closed on the way out, complete or with the error (already open: no `with writer`)
