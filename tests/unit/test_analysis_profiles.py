@@ -15,6 +15,7 @@ from cassperf.analysis.profiles import (
     differential,
     flame_tree,
     frame_shares,
+    arm_samples,
     in_run_windows,
     in_window,
     pool_share_table,
@@ -76,6 +77,20 @@ def test_in_window_keeps_samples_from_start_up_to_but_not_including_end() -> Non
 def test_in_run_windows_takes_each_runs_own_window_and_drops_runs_without_one() -> None:
     got = in_run_windows(pd.concat([A, B]), {"a1": (0.0, 2.5), "b1": (1.5, 10.0)})
     assert list(zip(got["run_id"], got["time_s"], strict=True)) == [("a1", 1.0), ("a1", 2.0), ("b1", 2.0)]
+
+
+def test_arm_samples_keep_each_runs_steady_window_and_label_its_arm() -> None:
+    figures = pd.DataFrame({"run_id": ["a1", "a1", "a2", "b1", "b2"], "arm": ["A", "A", "A", "B", "B"],
+                            "op": ["read", "write", "write", "write", "write"],
+                            "status": ["ok", "ok", "excluded", "ok", "ok"],
+                            "window_start_s": [0.5, 0.5, 0.0, 1.5, float("nan")],
+                            "window_end_s": [2.5, 2.5, 9.0, 9.0, float("nan")]})
+    got = arm_samples(pd.concat([A, B]), figures)
+    # a2 left out of its comparison (excluded), b2 without a steady window: neither is in the profile
+    assert list(zip(got["run_id"], got["arm"], got["time_s"], strict=True)) == [
+        ("a1", "A", 1.0), ("a1", "A", 2.0), ("b1", "B", 2.0)]
+    every = arm_samples(pd.concat([A, B]), figures, only_ok=False)
+    assert sorted(set(every["run_id"])) == ["a1", "a2", "b1"]
 
 
 def test_pool_shares_per_arm_count_java_samples_only() -> None:
@@ -163,7 +178,7 @@ def test_a_differential_against_no_samples_is_refused_in_one_line() -> None:
 
 
 def test_flame_tree_nodes_carry_b_samples_and_the_change_against_a() -> None:
-    tree = flame_tree(B, A)
+    tree = flame_tree(B, A, chains=False)
     rows = {r.id: r for r in tree.itertuples(index=False)}
     root = rows[FLAME_ROOT]
     assert (root.parent, root.depth, root.samples_b, root.share_b_pct, root.change_points) == ("", 0, 20, 100.0, 0.0)
@@ -184,15 +199,40 @@ def test_flame_tree_nodes_carry_b_samples_and_the_change_against_a() -> None:
 
 
 def test_flame_tree_cut_at_a_depth_and_pruned_under_a_share() -> None:
-    shallow = flame_tree(B, A, max_depth=2)
+    shallow = flame_tree(B, A, max_depth=2, chains=False)
     assert shallow["depth"].max() == 2
     assert shallow.loc[shallow["frame"] == "java.lang.Thread.run", "samples_b"].tolist() == [16, 2, 2]
-    pruned = flame_tree(B, A, min_share_pct=25.0)
+    pruned = flame_tree(B, A, min_share_pct=25.0, chains=False)
     assert pruned["frame"].tolist() == [FLAME_ROOT, "CompactionExecutor", "java.lang.Thread.run",
                                         "org.apache.cassandra.db.compaction.CompactionTask.runMayThrow",
                                         "org.apache.cassandra.utils.MergeIterator.computeNext",
                                         "Native-Transport-Requests", "java.lang.Thread.run",
                                         "org.apache.cassandra.transport.Dispatcher.processRequest",
                                         "org.apache.cassandra.cql3.statements.ModificationStatement.execute"]
-    alone = flame_tree(B)
+    alone = flame_tree(B, chains=False)
     assert alone["change_points"].isna().all() and alone["share_b_pct"].iloc[0] == 100.0
+
+
+def test_flame_tree_merges_a_frame_into_its_one_callee_where_every_sample_goes_on_in_both_arms() -> None:
+    tree = flame_tree(B, A)
+    level = {"": -1}
+    for r in tree.itertuples(index=False):
+        level[r.id] = level[r.parent] + 1
+    got = [(level[r.id], short_frame(r.frame), r.frames.count(";") + 1, r.samples_b, r.share_a_pct)
+           for r in tree.itertuples(index=False)]
+    assert got == [
+        (0, FLAME_ROOT, 1, 20, 100.0),
+        (1, "CompactionExecutor", 1, 16, 40.0),
+        # Thread.run and runMayThrow: every sample of both arms goes on to the next frame ...
+        (2, "CompactionTask.runMayThrow", 2, 16, 40.0),
+        # ... but not from runMayThrow: in B 4 of its 16 samples stop there
+        (3, "MergeIterator.computeNext", 1, 12, 40.0),
+        (1, "MutationStage", 1, 2, 20.0),
+        (2, "Mutation.apply", 2, 2, 20.0),
+        (1, "Native-Transport-Requests", 1, 2, 40.0),
+        # in A one of processRequest's 4 samples stops there: ModificationStatement.execute stays apart
+        (2, "Dispatcher.processRequest", 2, 2, 40.0),
+        (3, "ModificationStatement.execute", 1, 2, 30.0),
+    ]
+    chain = tree.set_index("frame").loc["org.apache.cassandra.transport.Dispatcher.processRequest", "frames"]
+    assert chain == REQUEST

@@ -115,6 +115,29 @@ def in_run_windows(samples: pd.DataFrame, windows: Mapping[str, tuple[float, flo
     return samples[((t >= starts) & (t < ends)).fillna(False).to_numpy(dtype=bool)]
 
 
+def steady_windows(figures: pd.DataFrame, *, only_ok: bool = True) -> dict[str, tuple[float, float]]:
+    """run_id -> (window_start_s, window_end_s) of each run's steady window, from run figures
+    (cassperf.analysis.repeats.run_figures: one row per run and op, every op of a run over the
+    same window); with ``only_ok`` only runs whose figures count (status "ok"), so a run left out
+    of a comparison is left out of its profile too."""
+    _check(figures, ("run_id", "window_start_s", "window_end_s"))
+    rows = figures[figures["status"] == "ok"] if only_ok and "status" in figures.columns else figures
+    rows = rows[np.isfinite(rows["window_start_s"].astype("float64")) & np.isfinite(rows["window_end_s"].astype("float64"))]
+    first = rows.drop_duplicates("run_id")
+    return {str(r): (float(a), float(b)) for r, a, b in zip(first["run_id"], first["window_start_s"],
+                                                              first["window_end_s"], strict=True)}
+
+
+def arm_samples(samples: pd.DataFrame, figures: pd.DataFrame, *, by: str = "arm", only_ok: bool = True) -> pd.DataFrame:
+    """The samples of each run inside its steady window (``steady_windows(figures)``), with the
+    run's ``by`` label from the figures (its arm) as a column: the samples per arm, merged over
+    its runs, that every per-arm function here takes."""
+    _check(figures, ("run_id", by))
+    kept = in_run_windows(samples, steady_windows(figures, only_ok=only_ok))
+    labels = figures.drop_duplicates("run_id").set_index("run_id")[by].astype("string")
+    return kept.assign(**{by: kept["run_id"].astype("string").map(labels).to_numpy()})
+
+
 # -- shares --------------------------------------------------------------------------------------
 def _groups(samples: pd.DataFrame, by: str | Sequence[str] | None) -> list[str]:
     cols = [] if by is None else [by] if isinstance(by, str) else list(by)
@@ -270,16 +293,19 @@ FLAME_ROOT = "all samples"
 
 
 def flame_tree(b: pd.DataFrame, a: pd.DataFrame | None = None, *, max_depth: int | None = None,
-               min_share_pct: float = 0.0, state: str | None = "java") -> pd.DataFrame:
+               min_share_pct: float = 0.0, chains: bool = True, state: str | None = "java") -> pd.DataFrame:
     """The nodes of a flame graph of ``b``'s samples, each against ``a`` (None: no comparison):
     the root (FLAME_ROOT), then each thread pool, then the frames of its stacks from the root of
     the stack down, one node per distinct path. Columns: id (the path, ";"-joined), parent (""
-    for the root), frame, depth (root 0, pool 1, frames from 2), samples_b, share_b_pct,
+    for the root), frame, frames (the frames the node stands for, ";"-joined: see ``chains``),
+    depth (root 0, pool 1, frames from 2: the depth of its last frame), samples_b, share_b_pct,
     share_a_pct and change_points (share_b_pct - share_a_pct; NaN without ``a``): a node's share
     is that of the samples whose path passes through it. ``max_depth`` cuts paths deeper than
     that depth (their samples stay in the node where the cut falls); nodes whose share is under
-    ``min_share_pct`` in both arms are left out with everything below them. Rows in depth-first
-    order (parents before children)."""
+    ``min_share_pct`` in both arms are left out with everything below them. ``chains``: a frame
+    that every sample through it leaves by the same one callee, in both arms (Thread.run ->
+    SEPWorker.run -> ...), is one node with that callee, so that the boxes a reader sees first
+    are where the paths part. Rows in depth-first order (parents before children)."""
     def paths(samples: pd.DataFrame) -> tuple[dict[tuple[str, ...], int], int]:
         stacks = _stack_counts(samples, state, with_pool=True)
         total = int(stacks.sum())
@@ -308,8 +334,33 @@ def flame_tree(b: pd.DataFrame, a: pd.DataFrame | None = None, *, max_depth: int
                               < min_share_pct):
             continue
         keep.add(path)
-        rows.append({"id": SEP.join(path), "parent": SEP.join(path[:-1]), "frame": path[-1], "depth": len(path) - 1,
-                     "samples_b": got_b[path], "share_b_pct": share_b, "share_a_pct": share_a,
-                     "change_points": share_b - share_a})
-    return pd.DataFrame(rows, columns=["id", "parent", "frame", "depth", "samples_b", "share_b_pct", "share_a_pct",
-                                       "change_points"])
+        rows.append({"id": SEP.join(path), "parent": SEP.join(path[:-1]), "frame": path[-1], "frames": path[-1],
+                     "depth": len(path) - 1, "samples_b": got_b[path], "samples_a": got_a.get(path, 0),
+                     "share_b_pct": share_b, "share_a_pct": share_a, "change_points": share_b - share_a})
+    if chains:
+        rows = _chains(rows)
+    columns = ["id", "parent", "frame", "frames", "depth", "samples_b", "share_b_pct", "share_a_pct", "change_points"]
+    return pd.DataFrame(rows, columns=columns)
+
+
+def _chains(rows: list[dict]) -> list[dict]:
+    """Each frame node whose samples all go on to its one child, in both arms, merged into that
+    child (flame_tree's ``chains``); a pruned sibling holds samples, so it keeps its parent apart."""
+    children: dict[str, list[str]] = {}
+    for r in rows:
+        children.setdefault(r["parent"], []).append(r["id"])
+    by_id = {r["id"]: r for r in rows}
+    out: list[dict] = []
+    parent_of: dict[str, str] = {}                 # a merged node's id -> the id its children hang from now
+    for r in rows:
+        r = dict(r, parent=parent_of.get(r["parent"], r["parent"]))
+        mine = children.get(r["id"], [])
+        only = by_id[mine[0]] if len(mine) == 1 else None
+        if r["depth"] >= 2 and only is not None and (only["samples_b"], only["samples_a"]) == (r["samples_b"],
+                                                                                              r["samples_a"]):
+            parent_of[r["id"]] = r["parent"]
+            by_id[only["id"]] = dict(only, frames=r["frames"] + SEP + only["frames"])
+            continue
+        r["frames"] = by_id[r["id"]]["frames"]
+        out.append(r)
+    return out

@@ -30,15 +30,21 @@ def differential_flame(tree: pd.DataFrame, title: str, *, a_name: str = "A", b_n
     stack path (the root, then thread pools, then frames from the root of the stack down), its
     width B's share of the samples, its colour the change in share against A (red: more of B's
     samples pass through it, blue: fewer; points of the samples). ``depth`` levels show at once
-    (click a box to open it below). Frames only A ran have no box: see the differential table."""
+    (click a box to open it below). A box stands for a chain of frames where every sample goes on
+    to the same callee ("… " before its last frame; the hover lists them). Frames only A ran have
+    no box: see the differential table."""
     values = tree["change_points"].astype("float64")
     span = max(MIN_COLOR_RANGE_POINTS, float(np.nanmax(np.abs(values.to_numpy()))) if values.notna().any() else 0.0)
-    labels = [f if d < 2 else short_frame(f) for f, d in zip(tree["frame"], tree["depth"], strict=True)]
-    custom = np.stack([tree["frame"].astype(str), tree["share_a_pct"].astype("float64"),
+    labels, paths = [], []
+    for frame, frames, d in zip(tree["frame"], tree.get("frames", tree["frame"]), tree["depth"], strict=True):
+        chain = str(frames).split(";")
+        labels.append(str(frame) if d < 2 else ("… " if len(chain) > 1 else "") + short_frame(str(frame)))
+        paths.append(str(frame) if d < 2 else "<br>".join(chain[-12:]))
+    custom = np.stack([np.array(paths, dtype=object), tree["share_a_pct"].astype("float64"),
                        tree["share_b_pct"].astype("float64"), values], axis=-1)
     fig = go.Figure(go.Icicle(
         ids=tree["id"], parents=tree["parent"], labels=labels, values=tree["samples_b"], branchvalues="total",
-        maxdepth=depth, customdata=custom, sort=False,
+        maxdepth=depth, customdata=custom, sort=True,
         marker={"colors": values.fillna(0.0), "colorscale": DIFF_COLORSCALE, "cmin": -span, "cmax": span, "cmid": 0,
                 "showscale": True, "line": {"width": 0.5, "color": "#ffffff"},
                 "colorbar": {"title": {"text": f"change in share<br>{b_name} − {a_name}<br>(points)", "side": "top"},
@@ -85,9 +91,9 @@ def pool_share_bars(table: pd.DataFrame, title: str, *, height: int | None = Non
                     text=[f"{v:.0f}%" if v >= 6 else "" for v in share], textposition="inside",
                     insidetextanchor="middle",
                     hovertemplate=f"{pool}<br>%{{y}}: %{{x:.1f}}% of the samples<extra></extra>")
-    fig.update_layout(title=title, barmode="stack", template="plotly_white",
-                      height=height or 140 + 42 * len(arms), margin={"l": 10, "r": 10, "t": 60, "b": 40},
-                      xaxis={"title": "share of the CPU samples (%; threads running Java code)", "range": [0, 100]},
+    fig.update_layout(title={"text": title, "y": 0.98, "yanchor": "top"}, barmode="stack", template="plotly_white",
+                      height=height or 190 + 42 * len(arms), margin={"l": 10, "r": 10, "t": 100, "b": 50},
+                      xaxis={"title": "share of the CPU samples (%; threads running Java code)", "range": [0, 101], "dtick": 20},
                       yaxis={"autorange": "reversed", "automargin": True},
-                      legend={"orientation": "h", "y": -0.25 if len(arms) < 4 else -0.12, "traceorder": "normal"})
+                      legend={"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom", "traceorder": "normal"})
     return fig

@@ -1,0 +1,123 @@
+"""CPU profiles on a real node (cassperf.cluster.profiler, cassperf.parsers.jfr): runs of the
+engine writing and then reading, each with the node's Flight Recorder on from its t0 to the end
+of its load, keep the node's recording in the run folder; read back, its samples lie on the
+run's time axis and show the request path (the native transport, the write path in the writes,
+the read path in the reads), and the differential of the two runs says so. A run folder the
+recording cannot be named in is one warning line, and the run goes on. The recording's bytes cut
+short at several points are each one line."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from cassperf.analysis.profiles import differential, frame_shares, in_window, pool_shares
+from cassperf.cluster.profiler import Profiler
+from cassperf.parsers.jfr import BadRecording, profile_samples, read_jfr
+from cassperf.workload.run import run_spec
+from cassperf.workload.spec import Population, WorkloadSpec
+from tests.conftest import started_cluster
+
+pytestmark = pytest.mark.cluster
+
+KEYS = Population.parse("uniform(1..20000)")
+
+
+@pytest.fixture(scope="module")
+def node(request, tmp_path_factory):
+    with started_cluster(request, tmp_path_factory, "profiles", "dc1:1", "127.0.31.1") as cluster:
+        yield cluster
+
+
+@pytest.fixture(scope="module")
+def runs(node, tmp_path_factory):
+    """A write run and a read run of the same keys, both profiled by one Profiler (as a study's)."""
+    root = tmp_path_factory.mktemp("profiled-runs")
+    with Profiler() as profiler:
+        assert profiler.prepare(node) == []
+        write = run_spec(WorkloadSpec(op="write", duration=8, concurrency=16, population=KEYS, keyspace="prof"),
+                         node, root=root, progress=False, warmup_s=1.0, profile=profiler)
+        read = run_spec(WorkloadSpec(op="read", duration=8, concurrency=16, population=KEYS, keyspace="prof"),
+                        node, root=root, progress=False, warmup_s=1.0, profile=profiler)
+    return root, write, read
+
+
+def test_a_profiled_run_keeps_the_nodes_recording_and_says_how_it_was_taken(runs):
+    root, write, read = runs
+    for run in (write, read):
+        section = run.manifest["profile"]
+        assert section["files"] == {"node1": "raw/profiles/node1.jfr"}
+        assert section["notes"] == [] and not [w for w in run.warnings if "profile" in w]
+        assert section["sample_period_ms"] == 20 and section["settings"].startswith("cassperf.jfc: jdk.ExecutionSample")
+        assert 0 <= section["timing_s"]["started_at_s"] < 1.0          # started at t0, after the warm-up
+        assert section["timing_s"]["start_s"] < 2.0 and section["timing_s"]["stop_s"] < 10.0
+        assert (root / run.run_id / "raw" / "profiles" / "node1.jfr").stat().st_size > 10_000
+
+
+def test_the_samples_lie_on_the_runs_time_axis_and_show_the_request_path(runs):
+    root, write, read = runs
+    found = profile_samples([write.run_id, read.run_id], root=root)
+    assert found.notes == [] and found.periods == {write.run_id: "20 ms", read.run_id: "20 ms"}
+    s = found.samples
+    for run in (write, read):
+        mine = s[s["run_id"] == run.run_id]
+        end = float(run.intervals["time_s"].max())
+        start_s = run.manifest["profile"]["timing_s"]["started_at_s"]
+        assert mine["time_s"].min() >= start_s - 0.05                    # nothing from the warm-up
+        assert mine["time_s"].max() <= end + 1.0                         # nothing long after the load
+        assert len(in_window(mine, 1.0, end - 1.0)) > 0.5 * len(mine)
+        assert set(mine["node"]) == {"node1"}
+        assert len(mine[mine["state"] == "java"]) > 100
+    writes, reads = s[s["run_id"] == write.run_id], s[s["run_id"] == read.run_id]
+    for part, path_frame in ((writes, "ModificationStatement.execute"), (reads, "SelectStatement.execute")):
+        pools = pool_shares(part).set_index("pool")["share_pct"]
+        assert pools.get("Native-Transport-Requests", 0) > 10, pools.head(8)
+        frames = frame_shares(part, "inclusive").set_index("frame")["share_pct"]
+        transport = frames[frames.index.str.startswith("org.apache.cassandra.transport.")]
+        assert transport.max() > 10, frames.head(20)
+        assert frames[frames.index.str.endswith(path_frame)].max() > 5, frames.head(30)
+    write_path = frame_shares(writes, "inclusive").set_index("frame")["share_pct"]
+    assert write_path[write_path.index.str.contains(r"org\.apache\.cassandra\.db\.Mutation\.")].max() > 2
+    read_path = frame_shares(reads, "inclusive").set_index("frame")["share_pct"]
+    assert read_path[read_path.index.str.contains("ReadCommand")].max() > 5
+    diff = differential(writes, reads, "inclusive").set_index("key")["change_points"]
+    assert diff[diff.index.str.endswith("SelectStatement.execute")].max() > 5
+    assert diff[diff.index.str.endswith("ModificationStatement.execute")].min() < -5
+
+
+def test_a_recording_cut_short_or_not_a_recording_is_one_line(runs, tmp_path):
+    root, write, _ = runs
+    whole = (root / write.run_id / "raw" / "profiles" / "node1.jfr").read_bytes()
+    cuts = [10, 100, len(whole) // 3, len(whole) // 2, len(whole) - 100]
+    for cut in cuts:
+        bad = tmp_path / f"cut-{cut}.jfr"
+        bad.write_bytes(whole[:cut])
+        with pytest.raises(BadRecording) as caught:
+            read_jfr(bad)
+        line = str(caught.value)
+        assert "\n" not in line and line.startswith(f"{bad}: expected a whole Java Flight Recorder file")
+        assert "fix: a recording cut short" in line
+    text = tmp_path / "node1.jfr"
+    text.write_text("INFO  [main] 2025-01-01 Cassandra starting\n")
+    with pytest.raises(BadRecording, match=r"\(the reader said: IOException: Not a Flight Recorder file\)"):
+        read_jfr(text)
+    copy = tmp_path / "runs" / write.run_id
+    shutil.copytree(root / write.run_id, copy)
+    (copy / "raw" / "profiles" / "node1.jfr").write_bytes(whole[: len(whole) // 2])
+    found = profile_samples([copy])
+    assert found.samples.empty and len(found.notes) == 1
+    assert found.notes[0].startswith(f"{copy / 'raw' / 'profiles' / 'node1.jfr'}: expected a whole Java Flight")
+
+
+def test_a_recording_that_cannot_be_named_is_one_warning_and_the_run_goes_on(node, tmp_path):
+    root = tmp_path / "a,b"
+    with Profiler() as profiler:
+        run = run_spec(WorkloadSpec(op="write", duration=3, concurrency=8, population=KEYS, keyspace="prof"),
+                       node, root=root, progress=False, warmup_s=0.5, profile=profiler)
+    line = (f"profile not recorded: the run folder's path has a ',' in it ({root / run.run_id / 'raw' / 'profiles'}), "
+            f"which JFR.stop's arguments cannot carry")
+    assert run.complete and not run.manifest.get("failed")
+    assert run.manifest["profile"]["notes"] == [line] and line in run.warnings
+    assert run.manifest["profile"]["files"] == {}
+    assert profile_samples([run.run_id], root=root).notes == [f"run {run.run_id}: no profile ({line})"]
