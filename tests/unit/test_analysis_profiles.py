@@ -43,6 +43,7 @@ MERGE = COMPACTION + ";org.apache.cassandra.utils.MergeIterator.computeNext"
     ("epollEventLoopGroup-5-3", "epollEventLoopGroup"),
     ("Messaging-EventLoop-3-1", "Messaging-EventLoop"),
     ("pool-3-thread-1", "pool-thread"),
+    ("RMI TCP Connection(3)-127.0.0.1", "RMI TCP Connection"),
     ("C2 CompilerThread0", "C2 CompilerThread"),
     ("ScheduledTasks:1", "ScheduledTasks"),
     ("COMMIT-LOG-ALLOCATOR", "COMMIT-LOG-ALLOCATOR"),
@@ -236,3 +237,13 @@ def test_flame_tree_merges_a_frame_into_its_one_callee_where_every_sample_goes_o
     ]
     chain = tree.set_index("frame").loc["org.apache.cassandra.transport.Dispatcher.processRequest", "frames"]
     assert chain == REQUEST
+
+
+def test_flame_tree_merges_past_callees_that_the_pruning_leaves_out() -> None:
+    # in B one of MergeIterator's runMayThrow samples (4 of 20, 20%) stops in runMayThrow itself
+    strict = flame_tree(B, A, min_share_pct=0.0)
+    loose = flame_tree(B, A, min_share_pct=25.0)
+    assert "org.apache.cassandra.utils.MergeIterator.computeNext" in set(strict["frame"])
+    row = loose.set_index("frame").loc["org.apache.cassandra.utils.MergeIterator.computeNext"]
+    assert row["frames"] == MERGE and row["samples_b"] == 12
+    assert "org.apache.cassandra.db.compaction.CompactionTask.runMayThrow" not in set(loose["frame"])

@@ -54,6 +54,8 @@ TRUNCATED = "[truncated]"
 _TRAILING_NUMBER = re.compile(r"(?:[-:_#\s]*\d+)+$")
 # java.util.concurrent's pools: pool-3-thread-1 -> pool-thread
 _POOL_N_THREAD = re.compile(r"^pool-\d+-thread")
+# RMI TCP Connection(3)-127.0.0.1 -> RMI TCP Connection: a counter in brackets, a peer's address
+_BRACKETED_AND_ADDRESS = re.compile(r"\(\d+\)|-\d{1,3}(?:\.\d{1,3}){3}$")
 
 
 def thread_pool(thread: str) -> str:
@@ -61,11 +63,11 @@ def thread_pool(thread: str) -> str:
     (MutationStage-3 -> MutationStage, Native-Transport-Requests-12 -> Native-Transport-Requests,
     CompactionExecutor:1 -> CompactionExecutor, PerDiskMemtableFlushWriter_0:1 ->
     PerDiskMemtableFlushWriter, epollEventLoopGroup-5-3 -> epollEventLoopGroup, pool-3-thread-1 ->
-    pool-thread). A name that is only a number stays as it is; an empty name is "(unnamed)"."""
+    pool-thread, RMI TCP Connection(3)-127.0.0.1 -> RMI TCP Connection). A name that is only a number stays as it is; an empty name is "(unnamed)"."""
     name = thread.strip()
     if not name:
         return "(unnamed)"
-    name = _POOL_N_THREAD.sub("pool-thread", name)
+    name = _BRACKETED_AND_ADDRESS.sub("", _POOL_N_THREAD.sub("pool-thread", name))
     pool = _TRAILING_NUMBER.sub("", name)
     return pool or name
 
@@ -304,8 +306,9 @@ def flame_tree(b: pd.DataFrame, a: pd.DataFrame | None = None, *, max_depth: int
     that depth (their samples stay in the node where the cut falls); nodes whose share is under
     ``min_share_pct`` in both arms are left out with everything below them. ``chains``: a frame
     that every sample through it leaves by the same one callee, in both arms (Thread.run ->
-    SEPWorker.run -> ...), is one node with that callee, so that the boxes a reader sees first
-    are where the paths part. Rows in depth-first order (parents before children)."""
+    SEPWorker.run -> ...; but for under ``min_share_pct`` of the samples, which the pruning leaves
+    out anyway), is one node with that callee, so that the boxes a reader sees first are where
+    the paths part. Rows in depth-first order (parents before children)."""
     def paths(samples: pd.DataFrame) -> tuple[dict[tuple[str, ...], int], int]:
         stacks = _stack_counts(samples, state, with_pool=True)
         total = int(stacks.sum())
@@ -338,14 +341,15 @@ def flame_tree(b: pd.DataFrame, a: pd.DataFrame | None = None, *, max_depth: int
                      "depth": len(path) - 1, "samples_b": got_b[path], "samples_a": got_a.get(path, 0),
                      "share_b_pct": share_b, "share_a_pct": share_a, "change_points": share_b - share_a})
     if chains:
-        rows = _chains(rows)
+        rows = _chains(rows, min_share_pct / 100.0 * total_b, min_share_pct / 100.0 * total_a)
     columns = ["id", "parent", "frame", "frames", "depth", "samples_b", "share_b_pct", "share_a_pct", "change_points"]
     return pd.DataFrame(rows, columns=columns)
 
 
-def _chains(rows: list[dict]) -> list[dict]:
-    """Each frame node whose samples all go on to its one child, in both arms, merged into that
-    child (flame_tree's ``chains``); a pruned sibling holds samples, so it keeps its parent apart."""
+def _chains(rows: list[dict], slack_b: float = 0.0, slack_a: float = 0.0) -> list[dict]:
+    """Each frame node whose samples all go on to its one child (but fewer than ``slack_*``
+    samples: what the pruning under min_share_pct leaves out anyway), in both arms, merged into
+    that child (flame_tree's ``chains``)."""
     children: dict[str, list[str]] = {}
     for r in rows:
         children.setdefault(r["parent"], []).append(r["id"])
@@ -353,14 +357,13 @@ def _chains(rows: list[dict]) -> list[dict]:
     out: list[dict] = []
     parent_of: dict[str, str] = {}                 # a merged node's id -> the id its children hang from now
     for r in rows:
-        r = dict(r, parent=parent_of.get(r["parent"], r["parent"]))
+        r = dict(r, parent=parent_of.get(r["parent"], r["parent"]), frames=by_id[r["id"]]["frames"])
         mine = children.get(r["id"], [])
         only = by_id[mine[0]] if len(mine) == 1 else None
-        if r["depth"] >= 2 and only is not None and (only["samples_b"], only["samples_a"]) == (r["samples_b"],
-                                                                                              r["samples_a"]):
+        if r["depth"] >= 2 and only is not None and r["samples_b"] - only["samples_b"] <= slack_b \
+                and r["samples_a"] - only["samples_a"] <= slack_a:
             parent_of[r["id"]] = r["parent"]
             by_id[only["id"]] = dict(only, frames=r["frames"] + SEP + only["frames"])
             continue
-        r["frames"] = by_id[r["id"]]["frames"]
         out.append(r)
     return out

@@ -25,7 +25,7 @@ POOL_COLORS = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#eeca3b",
 
 
 def differential_flame(tree: pd.DataFrame, title: str, *, a_name: str = "A", b_name: str = "B",
-                       depth: int = 6, height: int = 620) -> go.Figure:
+                       depth: int = 8, height: int = 700) -> go.Figure:
     """The differential flame graph of arm B against arm A from ``flame_tree(b, a)``: one box per
     stack path (the root, then thread pools, then frames from the root of the stack down), its
     width B's share of the samples, its colour the change in share against A (red: more of B's
