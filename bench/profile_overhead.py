@@ -3,7 +3,7 @@
     .venv/bin/python bench/profile_overhead.py                 # ~8 minutes: 6 pairs of 20 s runs
     .venv/bin/python bench/profile_overhead.py --pairs 10 --run-s 30 --op read
 
-One local node (127.0.12.1, started here and destroyed at the end), cassandra-stress's standard1
+One local node (127.0.33.1, started here and destroyed at the end), cassandra-stress's standard1
 table (RF 1, LOCAL_ONE), ``--rows`` keys loaded first, then an unmeasured warm-up, then
 ``--pairs`` pairs of measured runs through run_spec (the engine, ``--concurrency`` requests in
 flight, 1 s of unrecorded warm-up each): in each pair one run with the nodes' profile
@@ -31,7 +31,7 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-ADDRESS = "127.0.12.1"
+ADDRESS = "127.0.33.1"
 KEYSPACE = "bench_profile"
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228,
        11: 2.201, 12: 2.179, 13: 2.160, 14: 2.145, 15: 2.131, 19: 2.093, 29: 2.045}

@@ -4,16 +4,30 @@ of its load, keep the node's recording in the run folder; read back, its samples
 run's time axis and show the request path (the native transport, the write path in the writes,
 the read path in the reads), and the differential of the two runs says so. A run folder the
 recording cannot be named in is one warning line, and the run goes on. The recording's bytes cut
-short at several points are each one line."""
+short at several points are each one line. A study profiles its measured runs (and only those)
+by default, and none with profile=False; its per-arm tables come from the steady windows."""
 
 from __future__ import annotations
 
 import shutil
+from dataclasses import dataclass
+from typing import Any, ClassVar
 
 import pytest
 
-from cassperf.analysis.profiles import differential, frame_shares, in_window, pool_shares
+from cassperf.analysis.profiles import (
+    arm_samples,
+    differential,
+    frame_shares,
+    in_window,
+    pool_share_table,
+    pool_shares,
+)
 from cassperf.cluster.profiler import Profiler
+from cassperf.experiments.executor import execute
+from cassperf.experiments.outcome import load_outcome, run_figures
+from cassperf.experiments.study import Arm, Study
+from cassperf.results.catalog import catalog
 from cassperf.parsers.jfr import BadRecording, profile_samples, read_jfr
 from cassperf.workload.run import run_spec
 from cassperf.workload.spec import Population, WorkloadSpec
@@ -26,7 +40,7 @@ KEYS = Population.parse("uniform(1..20000)")
 
 @pytest.fixture(scope="module")
 def node(request, tmp_path_factory):
-    with started_cluster(request, tmp_path_factory, "profiles", "dc1:1", "127.0.31.1") as cluster:
+    with started_cluster(request, tmp_path_factory, "profiles", "dc1:1", "127.0.32.1") as cluster:
         yield cluster
 
 
@@ -99,7 +113,7 @@ def test_a_recording_cut_short_or_not_a_recording_is_one_line(runs, tmp_path):
         assert "\n" not in line and line.startswith(f"{bad}: expected a whole Java Flight Recorder file")
         assert "fix: a recording cut short" in line
     text = tmp_path / "node1.jfr"
-    text.write_text("INFO  [main] 2025-01-01 Cassandra starting\n")
+    text.write_text("INFO  [main] 2026-11-21 23:12:01,100 CassandraDaemon.java:600 - Startup complete\n" * 3)
     with pytest.raises(BadRecording, match=r"\(the reader said: IOException: Not a Flight Recorder file\)"):
         read_jfr(text)
     copy = tmp_path / "runs" / write.run_id
@@ -121,3 +135,46 @@ def test_a_recording_that_cannot_be_named_is_one_warning_and_the_run_goes_on(nod
     assert run.manifest["profile"]["notes"] == [line] and line in run.warnings
     assert run.manifest["profile"]["files"] == {}
     assert profile_samples([run.run_id], root=root).notes == [f"run {run.run_id}: no profile ({line})"]
+
+
+@dataclass(frozen=True)
+class WriteRead(Study):
+    name: ClassVar[str] = "profiled"
+    title: ClassVar[str] = "Writes and reads, profiled"
+    source: ClassVar[str] = "tests"
+
+    def _spec(self, op: str) -> WorkloadSpec:
+        return WorkloadSpec(op=op, duration=self.run_s, concurrency=16, population=KEYS, keyspace="prof_study",
+                            interval_s=self.interval_s)
+
+    def warm_spec(self) -> WorkloadSpec:
+        return self._spec("write")
+
+    def arms(self, calibrated: Any) -> list[Arm]:
+        return [Arm(op, {"op": op}, spec=self._spec(op)) for op in ("write", "read")]
+
+
+def test_a_study_profiles_its_measured_runs_and_only_those_unless_told_not_to(node, tmp_path):
+    study = WriteRead(experiment="on", repeats=2, run_s=4, interval_s=0.2, warm_step_s=2, warm_max_steps=2, aa=False)
+    assert execute(study, node, root=tmp_path).ran == 4
+    runs = catalog(tmp_path)
+    measured = runs[runs["role"] == "measure"]
+    assert len(measured) == 4 and (runs["role"] != "measure").sum() >= 1
+    for role, path in zip(runs["role"], runs["path"], strict=True):
+        recorded = sorted(p.name for p in (tmp_path / path / "raw" / "profiles").glob("*.jfr")) \
+            if (tmp_path / path / "raw" / "profiles").exists() else []
+        assert recorded == (["node1.jfr"] if role == "measure" else []), (role, path)
+    figures = run_figures(load_outcome(study, root=tmp_path))
+    found = profile_samples(measured["run_id"], root=tmp_path)
+    assert found.notes == []
+    samples = arm_samples(found.samples, figures)
+    assert set(samples["arm"]) == {"write", "read"}
+    table = pool_share_table(samples, order=["write", "read"])
+    assert list(table.index) == ["write", "read"] and (table["samples"] > 50).all()
+    assert table.loc["read"].get("ReadStage", 0) > table.loc["write"].get("ReadStage", 0)
+    assert table.loc["write"].get("MutationStage", 0) > table.loc["read"].get("MutationStage", 0)
+
+    off = WriteRead(experiment="off", repeats=2, run_s=4, interval_s=0.2, warm_max_steps=0, aa=False, profile=False)
+    assert execute(off, node, root=tmp_path / "off").ran == 4
+    paths = catalog(tmp_path / "off")["path"]
+    assert not any((tmp_path / "off" / p / "raw" / "profiles").exists() for p in paths)

@@ -11,11 +11,12 @@ import pytest
 
 from cassperf.analysis.profiles import (
     FLAME_ROOT,
+    arm_samples,
     change_lines,
     differential,
     flame_tree,
     frame_shares,
-    arm_samples,
+    gc_pauses,
     in_run_windows,
     in_window,
     pool_share_table,
@@ -247,3 +248,13 @@ def test_flame_tree_merges_past_callees_that_the_pruning_leaves_out() -> None:
     row = loose.set_index("frame").loc["org.apache.cassandra.utils.MergeIterator.computeNext"]
     assert row["frames"] == MERGE and row["samples_b"] == 12
     assert "org.apache.cassandra.db.compaction.CompactionTask.runMayThrow" not in set(loose["frame"])
+
+
+def test_gc_pauses_per_arm_count_the_pause_events_only() -> None:
+    gc = pd.DataFrame({"run_id": ["a1", "a1", "a1", "b1"], "arm": ["A", "A", "A", "B"],
+                       "event": ["jdk.GCPhasePause", "jdk.GarbageCollection", "jdk.GCPhasePause", "jdk.GCPhasePause"],
+                       "name": ["GC Pause", "G1New", "GC Pause", "GC Pause"], "time_s": [1.0, 1.0, 2.0, 1.5],
+                       "duration_ms": [20.0, 20.0, 5.0, 40.0]})
+    assert gc_pauses(gc, "arm").to_dict("records") == [{"arm": "A", "pauses": 2, "total_ms": 25.0, "max_ms": 20.0},
+                                                       {"arm": "B", "pauses": 1, "total_ms": 40.0, "max_ms": 40.0}]
+    assert gc_pauses(gc).to_dict("records") == [{"pauses": 3, "total_ms": 65.0, "max_ms": 40.0}]

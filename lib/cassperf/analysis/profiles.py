@@ -234,6 +234,22 @@ def _inclusive_counts(stacks: pd.Series) -> pd.Series:
     return pd.Series(out, dtype="int64")
 
 
+def gc_pauses(gc: pd.DataFrame, by: str | Sequence[str] | None = None) -> pd.DataFrame:
+    """GC pauses per group of ``by`` (an arm) from a GC table (``cassperf.parsers.jfr``: one row
+    per jdk.GCPhasePause, one per jdk.GarbageCollection; take each run's window first with
+    in_run_windows or arm_samples): pauses, total_ms, max_ms (the pause events; threads running
+    Java code stood still meanwhile, so no stack sample shows them)."""
+    cols = _groups(gc, by)
+    _check(gc, ("event", "duration_ms"))
+    pauses = gc[gc["event"] == "jdk.GCPhasePause"]
+    grouped = pauses.groupby(cols, observed=True, sort=False)["duration_ms"] if cols else None
+    if grouped is None:
+        d = pauses["duration_ms"].astype("float64")
+        return pd.DataFrame({"pauses": [len(d)], "total_ms": [float(d.sum())], "max_ms": [float(d.max()) if len(d)
+                                                                                        else np.nan]})
+    return grouped.agg(pauses="count", total_ms="sum", max_ms="max").reset_index()
+
+
 # -- two arms ------------------------------------------------------------------------------------
 #: what a differential is keyed by: the thread pool, the leaf frame, a frame anywhere on the stack
 DIFF_KEYS = ("pool", "self", "inclusive")
