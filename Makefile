@@ -76,7 +76,7 @@ latte: ## optional: build the latte stress tool (crates.io latte-cli, ~10 min; n
 	cargo install latte-cli --version $(LATTE_VERSION) --locked
 	@$${CARGO_HOME:-$$HOME/.cargo}/bin/latte --version
 
-bench: jars ## benchmarks under bench/ (print their figures; about 45 minutes)
+bench: jars ## benchmarks under bench/ (print their figures; about 55 minutes)
 	$(BIN)/python bench/wakeup_cost.py
 	$(BIN)/python bench/cluster_start.py
 	$(BIN)/python bench/parse.py
@@ -85,6 +85,7 @@ bench: jars ## benchmarks under bench/ (print their figures; about 45 minutes)
 	$(BIN)/python bench/analysis.py
 	$(BIN)/python bench/calibration.py
 	$(BIN)/python bench/tls.py
+	$(BIN)/python bench/profile_overhead.py
 
 cluster-start: jars ## start (or reuse) the embedded cluster (TOPOLOGY=dc1:1)
 	$(BIN)/cassperf cluster start --topology $${TOPOLOGY:-dc1:1}

@@ -1,6 +1,6 @@
 """What a run's CPU profile costs: one node, the same load with and without recording, in pairs.
 
-    .venv/bin/python bench/profile_overhead.py                 # ~8 minutes: 6 pairs of 20 s runs
+    .venv/bin/python bench/profile_overhead.py                 # ~9 minutes: 8 pairs of 20 s runs
     .venv/bin/python bench/profile_overhead.py --pairs 10 --run-s 30 --op read
 
 One local node (127.0.33.1, started here and destroyed at the end), cassandra-stress's standard1
@@ -17,7 +17,8 @@ change with the profile (with / without - 1, %); their mean with a 95% CI over t
 (Student's t); what one run's profile takes on disk; what starting and stopping the recording
 took per run (JMX round trips: the start happens at the run's t0, in a thread beside the load;
 the stop after the load's end); and what reading the recordings back costs (one JVM for all of
-them, then again from the cache).
+them, then again from the cache), and a report's worth (``--many`` copies of one recording) in
+one JVM against one JVM per recording.
 """
 
 from __future__ import annotations
@@ -51,18 +52,19 @@ def mean_ci(values: list[float]) -> tuple[float, float]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--pairs", type=int, default=6, help="pairs of runs, with and without a profile (default 6)")
+    ap.add_argument("--pairs", type=int, default=8, help="pairs of runs, with and without a profile (default 8)")
     ap.add_argument("--run-s", type=int, default=20, help="seconds of measured load per run (default 20)")
     ap.add_argument("--op", default="write", choices=("write", "read"), help="the load (default write)")
     ap.add_argument("--concurrency", type=int, default=32, help="requests in flight (default 32)")
     ap.add_argument("--rows", type=int, default=100_000, help="keys loaded first, read and overwritten (default 100000)")
     ap.add_argument("--warmup-s", type=int, default=30, help="seconds of unmeasured load before the pairs (default 30)")
+    ap.add_argument("--many", type=int, default=200, help="recordings converted in one JVM for its cost (default 200)")
     args = ap.parse_args()
 
     sys.path.insert(0, str(ROOT / "lib"))
     from cassperf.cluster import LocalCluster
     from cassperf.cluster.profiler import Profiler
-    from cassperf.parsers.jfr import profile_samples
+    from cassperf.parsers.jfr import convert_jfr, profile_samples
     from cassperf.workload.run import run_spec
     from cassperf.workload.spec import Population, WorkloadSpec
 
@@ -118,6 +120,17 @@ def main() -> int:
         n = sum(r["profiled"] for r in rows)
         print(f"reading {n} recordings back: {first:.2f} s (one JVM, {len(got.samples):,} samples), "
               f"{again:.2f} s from the cache" + (f"; notes: {got.notes}" if got.notes else ""))
+        one = next(iter(sorted(runs.glob("*/raw/profiles/node1.jfr"))))
+        t = time.monotonic()
+        convert_jfr([one] * args.many)
+        many = time.monotonic() - t
+        t = time.monotonic()
+        for _ in range(5):
+            convert_jfr([one])
+        single = (time.monotonic() - t) / 5
+        print(f"converting {args.many} recordings of {one.stat().st_size / 1e6:.2f} MB: {many:.1f} s in one JVM "
+              f"({many / args.many * 1e3:.0f} ms each); one JVM per recording: {single:.2f} s each, "
+              f"{single * args.many:.0f} s for {args.many}")
     finally:
         cluster.stop(timeout_s=60)
         cluster.destroy()
