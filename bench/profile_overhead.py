@@ -1,10 +1,12 @@
 """What a run's CPU profile costs: one node, the same load with and without recording, in pairs.
 
-    .venv/bin/python bench/profile_overhead.py                 # ~9 minutes: 8 pairs of 20 s runs
+    .venv/bin/python bench/profile_overhead.py                 # ~12 minutes: warm-up, 8 pairs of 20 s runs
     .venv/bin/python bench/profile_overhead.py --pairs 10 --run-s 30 --op read
 
 One local node (127.0.33.1, started here and destroyed at the end), cassandra-stress's standard1
-table (RF 1, LOCAL_ONE), ``--rows`` keys loaded first, then an unmeasured warm-up, then
+table (RF 1, LOCAL_ONE), ``--rows`` keys loaded first, then unmeasured warm-up steps of the same
+load until its throughput stops rising (as a study's warm-up: a fresh node here went from 1,300
+to 19,000 writes/s over its first four minutes), then
 ``--pairs`` pairs of measured runs through run_spec (the engine, ``--concurrency`` requests in
 flight, 1 s of unrecorded warm-up each): in each pair one run with the nodes' profile
 (cassperf.cluster.profiler: Flight Recorder, stack samples every 20 ms, GC pauses) and one
@@ -57,13 +59,16 @@ def main() -> int:
     ap.add_argument("--op", default="write", choices=("write", "read"), help="the load (default write)")
     ap.add_argument("--concurrency", type=int, default=32, help="requests in flight (default 32)")
     ap.add_argument("--rows", type=int, default=100_000, help="keys loaded first, read and overwritten (default 100000)")
-    ap.add_argument("--warmup-s", type=int, default=30, help="seconds of unmeasured load before the pairs (default 30)")
+    ap.add_argument("--warm-step-s", type=int, default=20,
+                    help="seconds per unmeasured warm-up step before the pairs, until throughput stops rising (default 20)")
+    ap.add_argument("--warm-max-steps", type=int, default=20, help="warm-up steps at most (default 20)")
     ap.add_argument("--many", type=int, default=200, help="recordings converted in one JVM for its cost (default 200)")
     args = ap.parse_args()
 
     sys.path.insert(0, str(ROOT / "lib"))
     from cassperf.cluster import LocalCluster
     from cassperf.cluster.profiler import Profiler
+    from cassperf.experiments.calibrate import warm_up
     from cassperf.parsers.jfr import convert_jfr, profile_samples
     from cassperf.workload.run import run_spec
     from cassperf.workload.spec import Population, WorkloadSpec
@@ -85,7 +90,10 @@ def main() -> int:
         run_spec(WorkloadSpec(op="write", n=args.rows, concurrency=64, population=Population.parse(
             f"seq=1..{args.rows}"), keyspace=KEYSPACE), cluster, root=runs, progress=False, warmup_s=0)
         cluster.nodetool("node1", "flush", KEYSPACE)
-        run_spec(spec(args.op, args.warmup_s), cluster, root=runs, progress=False, warmup_s=0)
+        t = time.monotonic()
+        rates, why = warm_up(lambda: float(run_spec(spec(args.op, args.warm_step_s), cluster, root=runs, progress=False,
+                                                    warmup_s=0).summary["rate_ops_s"].sum()), args.warm_max_steps)
+        print(f"warm-up: {', '.join(f'{r:,.0f}' for r in rates)} ops/s: {why} ({time.monotonic() - t:.0f} s)")
         rows: list[dict] = []
         with Profiler() as profiler:
             t = time.monotonic()

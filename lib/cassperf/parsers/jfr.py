@@ -256,7 +256,8 @@ def profile_samples(runs: Iterable[str | Path], *, root: str | Path | None = Non
     """The stack samples and GC pauses of ``runs`` (run folders or run ids under ``root``), each
     on its run's own time axis (module doc). Recordings not in the cache are converted in one
     JVM. A run without recordings gets a note (the reason its manifest gives, when it gives
-    one); a recording that is not whole gets its one-line ParseError as a note, or raised with
+    one), a run with some gets a note per line its manifest gives (a node not recorded); a
+    recording that is not whole gets its one-line ParseError as a note, or raised with
     ``errors="raise"``."""
     if errors not in ("note", "raise"):
         raise ValueError(f"errors={errors!r}: expected 'note' or 'raise'")
@@ -274,6 +275,7 @@ def profile_samples(runs: Iterable[str | Path], *, root: str | Path | None = Non
             notes.append(f"run {run_id}: no profile" + (f" ({'; '.join(said)})" if said else
                                                        " (recorded without one)"))
             continue
+        notes.extend(f"run {run_id}: {line}" for line in said)       # e.g. one node of several not recorded
         t0 = run_t0_ns(manifest)
         for jfr in files:
             key = hashlib.sha256((_digest(jfr) + _digest(SOURCE)).encode()).hexdigest()[:16]
