@@ -1,10 +1,12 @@
 """CPU profiles of the nodes during a run: Java Flight Recorder, started and stopped over JMX.
 
 Each local node records stack samples and GC pauses (``cassperf.jfc`` beside this module:
-jdk.ExecutionSample and jdk.NativeMethodSample every 20 ms, jdk.GCPhasePause and
-jdk.GarbageCollection, nothing else) while a run's measured load runs, and writes its recording
-into the run folder when the load ends, ``raw/profiles/<node>.jfr``
-(``cassperf.parsers.jfr`` reads them back on the run's time axis).
+jdk.ExecutionSample every 20 ms, jdk.GCPhasePause and jdk.GarbageCollection, nothing else) from
+the start of a run's load (its unrecorded warm-up) to the load's end, and writes its recording
+into the run folder then, ``raw/profiles/<node>.jfr`` (``cassperf.parsers.jfr`` reads them back on
+the run's time axis; a report keeps the samples of each run's steady window). The recording
+starts with the warm-up, not at t0, because JFR.start took 0.1-0.8 s on a loaded node: that
+falls into the unrecorded warm-up, not into the measured load.
 
     with Profiler() as profiler:                  # one per study: it keeps its JMX sessions
         run_spec(spec, cluster, profile=profiler) # the engine starts it at t0, stops it at the load's end
@@ -12,8 +14,12 @@ into the run folder when the load ends, ``raw/profiles/<node>.jfr``
 The nodes are reached through the DiagnosticCommand MBean (``JFR.start`` / ``JFR.stop`` as
 jfrStart / jfrStop) from a ``JmxSession`` (one JVM per DC, kept open): a Profiler opens one per
 cluster at its first recording and keeps it until it is closed, so no JVM starts on a run's
-path; its first recording on a node also starts and discards a recording once (``prepare``), so
-that the node's Flight Recorder is set up before the load, not during it.
+path. Flight Recorder's first start in a node JVM costs far more than a recording: it
+instruments JDK classes (file and socket I/O), which throws away compiled code that inlined
+them, and a loaded node then ran at a twentieth of its reads/s and took about four minutes of
+load to recover. So ``prepare(cluster)`` starts and discards a recording on every node once, and
+a study calls it before its warm-up, which runs until throughput stops rising. A node JVM that
+started since (a restart) is set up before its next run's load, and that run says so.
 
 A profile never fails a run. Where one cannot be taken (a named cluster, whose JVMs the workbook
 cannot reach; a container node, whose JVM writes inside its container; a Java without Flight
@@ -34,8 +40,7 @@ from cassperf.cluster.jmx_ops import JmxOp, JmxOpsUnavailable, JmxSession
 DIAGNOSTIC_COMMAND = "com.sun.management:type=DiagnosticCommand"
 JFC = Path(__file__).with_name("cassperf.jfc")
 #: what the manifest says the recordings hold
-SETTINGS = ("cassperf.jfc: jdk.ExecutionSample and jdk.NativeMethodSample every 20 ms, "
-            "jdk.GCPhasePause and jdk.GarbageCollection (every pause)")
+SETTINGS = "cassperf.jfc: jdk.ExecutionSample every 20 ms, jdk.GCPhasePause and jdk.GarbageCollection (every pause)"
 SAMPLE_PERIOD_MS = 20
 #: a recording left running (its run was killed) stops keeping data past this size on the node
 MAX_SIZE = "512m"
@@ -121,28 +126,35 @@ class Profiler:
             session, why = self.session(cluster)
             if session is None:
                 return None, [], [f"profile not recorded: {why}"]
-            refused = self._prepare(cluster, session, list(cluster.nodes))
+            refused, fresh = self._prepare(cluster, session, list(cluster.nodes))
         except Exception as exc:  # noqa: BLE001 - a profile never fails a run: a note instead
             return None, [], [f"profile not recorded: {type(exc).__name__}: {exc}"]
         return (session, [n.name for n in cluster.nodes if n.name not in refused],
-                [f"profile of {node} not recorded: {why}" for node, why in refused.items()])
+                [f"profile of {node} not recorded: {why}" for node, why in refused.items()] + fresh)
 
-    def _prepare(self, cluster: Any, session: JmxSession, nodes: list[Any]) -> dict[str, str]:
+    def _prepare(self, cluster: Any, session: JmxSession, nodes: list[Any]) -> tuple[dict[str, str], list[str]]:
         """Set up Flight Recorder on each node JVM not yet seen (a node restarted is a new JVM):
-        a recording started and discarded, since the first start in a JVM loads and initialises
-        Flight Recorder (a CPU burst that belongs before a load, not in it). Returns the nodes
-        that refused, with why."""
-        todo = [n for n in nodes if (id(cluster), n.name, getattr(n, "pid", None)) not in self._prepared]
+        a recording started and discarded (module doc). Returns the nodes that refused, with why,
+        and a line for each node set up again after a restart (its next run carries it)."""
+        todo = [n for n in nodes if (id(cluster), n.name, _pid(n)) not in self._prepared]
         if not todo:
-            return {}
+            return {}, []
+        again = [n.name for n in todo if any(k[:2] == (id(cluster), n.name) for k in self._prepared)]
         name = "cassperf-prepare"
         started = session.run([_start(n.name, name) for n in todo], timeout_s=120)
         refused = {r.op.node: _why(r.output) for r in started if not r.ok}
         stop = [JmxOp(n.name, DIAGNOSTIC_COMMAND, "jfrStop", (f"name={name}",)) for n in todo if n.name not in refused]
         if stop:
             session.run(stop, timeout_s=120)
-        self._prepared.update((id(cluster), n.name, getattr(n, "pid", None)) for n in todo if n.name not in refused)
-        return refused
+        self._prepared.update((id(cluster), n.name, _pid(n)) for n in todo if n.name not in refused)
+        return refused, [f"Flight Recorder set up on {n} right before this run (its JVM started since the last "
+                         f"one): the run's first seconds carry that set-up" for n in again if n not in refused]
+
+
+def _pid(node: Any) -> int | None:
+    """The node's JVM pid (a restart makes a new JVM), None where the node object has none."""
+    pid = getattr(node, "pid", None)
+    return pid() if callable(pid) else pid
 
 
 def _start(node: str, name: str) -> JmxOp:
@@ -184,8 +196,10 @@ class Recording:
         self.timing["prepare_s"] = time.monotonic() - t
         self.notes.extend(notes)
 
-    def start_at(self, t0_ns: int) -> None:
-        """Start the recording on every node at the monotonic instant ``t0_ns`` (in a thread)."""
+    def start_at(self, t0_ns: int, origin_ns: int | None = None) -> None:
+        """Start the recording on every node at the monotonic instant ``t0_ns`` (in a thread);
+        ``origin_ns``: the instant of the run's time_s = 0 (default ``t0_ns``), against which
+        ``timing_s.started_at_s`` is given."""
         if self.session is None or not self.nodes:
             return
 
@@ -196,7 +210,7 @@ class Recording:
             self.started_at_ns = time.monotonic_ns()
             self._start()
             self.timing["start_s"] = (time.monotonic_ns() - self.started_at_ns) / NS_PER_S
-            self.timing["started_at_s"] = (self.started_at_ns - t0_ns) / NS_PER_S
+            self.timing["started_at_s"] = (self.started_at_ns - (t0_ns if origin_ns is None else origin_ns)) / NS_PER_S
 
         self._thread = threading.Thread(target=body, name="cassperf-profile-start", daemon=True)
         self._thread.start()

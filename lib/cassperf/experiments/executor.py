@@ -9,7 +9,8 @@ In order, every step recorded in the study's record (``<runs>/.studies/<study>--
 3. Preparations (role=load): the rows the arms read, once per plan; skipped while stored and
    their keyspace exists.
 4. Warm-up (role=warmup), on every context, each time the executor has runs to make: steps of
-   load until throughput stops rising (cassperf.experiments.calibrate). When every run of the
+   load until throughput stops rising (cassperf.experiments.calibrate); before it, with
+   ``profile`` (the default), the nodes' Flight Recorder is set up (cluster.profiler). When every run of the
    plan is stored, nothing is started (no context opens), loaded, warmed or run.
 5. Calibration (role=calibration), once per plan: the knee of throughput against concurrency;
    kept in the record, so a resumed study runs the same arms.
@@ -301,9 +302,10 @@ class _Executor:
         return arms, order
 
     def prepare_profiles(self) -> None:
-        """Before the blocks: open the profiler's JMX sessions and set up Flight Recorder on every
-        node, so that neither lands in a measured run; what cannot be profiled is said once here
-        (and in each run)."""
+        """Before the warm-up: open the profiler's JMX sessions and set up Flight Recorder on every
+        node. Its first start in a JVM throws away compiled code (cluster.profiler), and the
+        warm-up, which runs until throughput stops rising, absorbs that; what cannot be profiled
+        is said once here (and in each run)."""
         if self.profiler is None:
             return
         for name, cluster in {id(c): (n, c) for n, c in self.contexts.items()}.values():
@@ -397,6 +399,7 @@ def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
             for line in notes:
                 ex.say(f"setting: {line}")
         ex.prepare()
+        ex.prepare_profiles()                 # before the warm-up: it absorbs Flight Recorder's set-up
         ex.warm()
         found = study.baseline(contexts, runner)
         if found:
@@ -404,7 +407,6 @@ def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
             record.save()
         arms, order = ex.arms(ex.calibrate())
         ex.warm_arms(arms)
-        ex.prepare_profiles()
         by_name = {a.name: a for a in arms}
         bar = None
         if progress:

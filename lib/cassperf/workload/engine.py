@@ -412,9 +412,10 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
     checks what it reads) validates these rows; they cost client CPU and stall the event loop
     for milliseconds per batch (keys module doc): load with it, measure without it. Keys are
     cassandra-stress's either way.
-    profile: a cassperf.cluster.profiler.Profiler: each node records a CPU profile from t0 (after
-    the warm-up) to the load's end, into raw/profiles/<node>.jfr (manifest ``profile``; where it
-    cannot, one warning line says why and the run goes on). None: no profile.
+    profile: a cassperf.cluster.profiler.Profiler: each node records a CPU profile from the start
+    of the warm-up to the load's end, into raw/profiles/<node>.jfr, its samples on the run's time
+    axis (manifest ``profile``; where it cannot, one warning line says why and the run goes on).
+    None: no profile.
     """
     target = Target.of(cluster, spec.local_dc)
     backend_name = resolve(backend)
@@ -470,8 +471,8 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
         t0_value.value = t0
         writer.manifest["t0_epoch_s"] = epoch0
         writer.set_clock(t0 / NS_PER_S)       # time_s of events and intervals: since t0
-        if recording is not None:
-            recording.start_at(t0)            # the profile covers the measured load, not the warm-up
+        if recording is not None:             # now, with the warm-up: JFR.start's own cost stays out of the
+            recording.start_at(time.monotonic_ns(), origin_ns=t0)      # measured load (cluster.profiler)
         if sampler is not None:
             from cassperf.sampler import ClusterSampler  # noqa: PLC0415 - only when asked for
 
