@@ -96,6 +96,8 @@ def test_the_samples_lie_on_the_runs_time_axis_and_show_the_request_path(runs):
     assert write_path[write_path.index.str.contains(r"org\.apache\.cassandra\.db\.Mutation\.")].max() > 2
     read_path = frame_shares(reads, "inclusive").set_index("frame")["share_pct"]
     assert read_path[read_path.index.str.contains("ReadCommand")].max() > 5
+    pauses = found.gc[found.gc["event"] == "jdk.GCPhasePause"]
+    assert len(pauses) >= 1 and (pauses["duration_ms"] > 0).all() and set(pauses["node"]) == {"node1"}
     diff = differential(writes, reads, "inclusive").set_index("key")["change_points"]
     assert diff[diff.index.str.endswith("SelectStatement.execute")].max() > 5
     assert diff[diff.index.str.endswith("ModificationStatement.execute")].min() < -5

@@ -21,6 +21,8 @@ from cassperf.analysis.profiles import (
     in_window,
     pool_share_table,
     pool_shares,
+    pools_of,
+    sample_pool,
     short_frame,
     thread_pool,
 )
@@ -54,6 +56,41 @@ MERGE = COMPACTION + ";org.apache.cassandra.utils.MergeIterator.computeNext"
 ])
 def test_thread_pool_is_the_name_without_its_trailing_numbers(thread: str, pool: str) -> None:
     assert thread_pool(thread) == pool
+
+
+SEP = "java.lang.Thread.run;org.apache.cassandra.concurrent.SEPWorker.run;java.util.concurrent.FutureTask.run"
+
+
+@pytest.mark.parametrize(("thread", "stack", "pool"), [
+    # a shared-pool worker's stage is read from its stack, whatever name JFR knew it by
+    ("MutationStage-3", SEP + ";org.apache.cassandra.transport.Dispatcher$RequestProcessor.run;x.Y.z",
+     "Native-Transport-Requests"),
+    ("ReadStage-1", SEP + ";org.apache.cassandra.service.StorageProxy$LocalMutationRunnable.run;x.Y.z", "MutationStage"),
+    ("Native-Transport-Requests-2", SEP + ";org.apache.cassandra.service.StorageProxy$DroppableRunnable.run;"
+     "org.apache.cassandra.service.StorageProxy$LocalReadRunnable.runMayThrow", "ReadStage"),
+    ("MutationStage-1", SEP + ";org.apache.cassandra.net.InboundMessageHandler$ProcessMessage.run;"
+     "org.apache.cassandra.db.CounterMutationVerbHandler.doVerb", "CounterMutationStage"),
+    ("MutationStage-1", SEP + ";org.apache.cassandra.net.InboundMessageHandler$ProcessMessage.run;"
+     "org.apache.cassandra.db.MutationVerbHandler.doVerb", "MutationStage"),
+    ("ReadStage-4", SEP + ";org.apache.cassandra.concurrent.SEPWorker.doWaitSpin", "SharedPool-Worker"),
+    # a stack cut at the JVM's depth: the thread's name still says it is a shared-pool worker
+    ("ReadStage-4", "[truncated];org.apache.cassandra.transport.Dispatcher.processRequest;x.Y.z",
+     "Native-Transport-Requests"),
+    # a dedicated pool keeps its name, whatever its stack holds
+    ("CompactionExecutor:1", "java.lang.Thread.run;org.apache.cassandra.db.Mutation.apply", "CompactionExecutor"),
+])
+def test_a_shared_pool_samples_stage_comes_from_its_stack(thread: str, stack: str, pool: str) -> None:
+    assert sample_pool(thread, stack) == pool
+
+
+def test_pools_of_many_samples_computes_each_distinct_pair_once() -> None:
+    threads = pd.Series(["ReadStage-1", "ReadStage-1", "CompactionExecutor:2", "ReadStage-1"], dtype="category")
+    stacks = pd.Series([SEP + ";org.apache.cassandra.transport.Dispatcher.processRequest",
+                        SEP + ";org.apache.cassandra.service.StorageProxy$LocalReadRunnable.run", "a.B.c",
+                        SEP + ";org.apache.cassandra.transport.Dispatcher.processRequest"], dtype="category")
+    assert pools_of(threads, stacks).tolist() == ["Native-Transport-Requests", "ReadStage", "CompactionExecutor",
+                                                  "Native-Transport-Requests"]
+    assert pools_of(threads).tolist() == ["ReadStage", "ReadStage", "CompactionExecutor", "ReadStage"]
 
 
 def table(rows: list[tuple]) -> pd.DataFrame:

@@ -37,7 +37,7 @@ SAMPLE_COLUMNS: dict[str, str] = {
     "node": "string",
     "state": "string",       # java | native
     "thread": "string",
-    "pool": "string",        # thread_pool(thread)
+    "pool": "string",        # sample_pool(thread, stack)
     "stack": "string",       # frames root -> leaf, ";"-joined
     "time_s": "float64",     # s since the run's start of measurement
     "count": "int64",        # samples in the row (1 as read)
@@ -72,11 +72,52 @@ def thread_pool(thread: str) -> str:
     return pool or name
 
 
-def pools_of(threads: pd.Series) -> pd.Series:
-    """thread_pool of each thread name (computed once per distinct name)."""
-    names = threads.astype("string").fillna("")
-    mapping = {t: thread_pool(t) for t in names.unique()}
-    return names.map(mapping).astype("string")
+#: Cassandra's shared-pool stages (SEPExecutor, one pool of worker threads for all of them). A
+#: worker renames itself after the stage it takes work from, and Flight Recorder keeps the name a
+#: thread had when the JVM's recorder first met it: in a write run after read runs, "ReadStage-1"
+#: ran native transport requests. So a shared-pool sample's pool is read from its stack.
+SHARED_POOLS = frozenset({"Native-Transport-Requests", "Native-Transport-Auth-Requests", "ReadStage", "MutationStage",
+                          "CounterMutationStage", "ViewMutationStage", "RequestResponseStage", "SharedPool-Worker"})
+#: a shared-pool sample whose stack shows no known stage's task: the pool's own scheduling
+SHARED_WORKER = "SharedPool-Worker"
+# the first of these met from the root of the stack names the stage (Counter before Mutation)
+_SHARED_TASKS = ((".transport.Dispatcher", "Native-Transport-Requests"),
+                 ("StorageProxy$LocalReadRunnable", "ReadStage"), ("ReadCommandVerbHandler", "ReadStage"),
+                 ("StorageProxy$LocalMutationRunnable", "MutationStage"),
+                 ("CounterMutationVerbHandler", "CounterMutationStage"), ("MutationVerbHandler", "MutationStage"),
+                 ("ResponseVerbHandler", "RequestResponseStage"))
+
+
+def sample_pool(thread: str, stack: str) -> str:
+    """The pool a stack sample's work belongs to: thread_pool(thread), except for Cassandra's
+    shared-pool workers (SHARED_POOLS, or SEPWorker.run on the stack), whose stage is read from
+    the stack: the first task frame from its root (Dispatcher: Native-Transport-Requests,
+    StorageProxy$LocalReadRunnable or ReadCommandVerbHandler: ReadStage,
+    StorageProxy$LocalMutationRunnable or MutationVerbHandler: MutationStage, ...), else
+    SHARED_WORKER."""
+    pool = thread_pool(thread)
+    if pool not in SHARED_POOLS and "SEPWorker.run" not in stack:
+        return pool
+    for frame in stack.split(SEP):
+        for needle, stage in _SHARED_TASKS:
+            if needle in frame:
+                return stage
+    return SHARED_WORKER
+
+
+def pools_of(threads: pd.Series, stacks: pd.Series | None = None) -> pd.Series:
+    """The pool of each sample: sample_pool(thread, stack), or thread_pool(thread) without
+    stacks; computed once per distinct (thread, stack), so categoricals of millions of rows cost
+    what their distinct pairs do."""
+    t_codes, t_names = pd.factorize(threads.astype("string").fillna(""))
+    if stacks is None:
+        pools = np.asarray([thread_pool(str(t)) for t in t_names], dtype=object)
+        return pd.Series(pd.Categorical(pools[t_codes]), index=threads.index)
+    s_codes, s_names = pd.factorize(stacks)
+    width = len(s_names) + 1
+    p_codes, pairs = pd.factorize(t_codes.astype(np.int64) * width + s_codes)
+    pools = np.asarray([sample_pool(str(t_names[k // width]), str(s_names[k % width])) for k in pairs], dtype=object)
+    return pd.Series(pd.Categorical(pools[p_codes]), index=threads.index)
 
 
 def empty_samples() -> pd.DataFrame:

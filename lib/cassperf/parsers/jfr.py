@@ -315,13 +315,14 @@ def _samples(found: list[tuple[str, str, int, JfrTables]]) -> pd.DataFrame:
         return pd.DataFrame({c: pd.Series(dtype=t) for c, t in SAMPLE_COLUMNS.items()})
     sizes = [len(s) for *_, s in parts]
     thread = _cat([s["thread"] for *_, s in parts])
+    stack = _cat([s["stack"] for *_, s in parts])
     frame = pd.DataFrame({
         "run_id": _repeated([r for r, *_ in parts], sizes),
         "node": _repeated([n for _, n, *_ in parts], sizes),
         "state": _cat([s["state"] for *_, s in parts]),
         "thread": thread,
-        "pool": pd.Categorical(pools_of(pd.Series(thread.categories.astype(str)))).take(thread.codes),
-        "stack": _cat([s["stack"] for *_, s in parts]),
+        "pool": pools_of(pd.Series(thread), pd.Series(stack)).to_numpy(),
+        "stack": stack,
         "time_s": pd.concat([(s["epoch_ns"] - t0) / 1e9 for _, _, t0, s in parts], ignore_index=True).to_numpy(),
         "count": 1,
     })
