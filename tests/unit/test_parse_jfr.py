@@ -135,3 +135,14 @@ def test_a_bad_recording_of_a_run_is_a_note_or_raised_when_asked(tmp_path: Path)
 def test_no_java_to_read_with_is_one_line(tmp_path: Path) -> None:
     with pytest.raises(JfrUnavailable, match=r"cannot read Flight Recorder files|did not convert the recordings"):
         convert_jfr([FIXTURE], java=tmp_path / "bin" / "java")
+
+
+def test_a_damaged_cache_entry_is_rebuilt_and_a_run_given_twice_is_read_once(tmp_path: Path) -> None:
+    root = tmp_path / "runs"
+    save_run(Run({"run_id": "r1", "tool": "cassperf-engine", "t0_epoch_s": RUN["t0_epoch_s"],
+                  "started_utc": "2026-11-21T00:00:00Z"}), root=root, raw={"profiles/node1.jfr": FIXTURE.read_bytes()})
+    first = profile_samples(["r1"], root=root)
+    (samples,) = (root / CACHE_DIR / "r1").glob("*.samples.parquet")
+    samples.write_bytes(b"not parquet")
+    again = profile_samples(["r1", root / "r1"], root=root)
+    assert len(again.samples) == len(first.samples) == 244

@@ -227,28 +227,38 @@ def run_t0_ns(manifest: dict) -> int:
 
 
 def _cached(cache: Path, node: str, key: str) -> tuple[JfrTables | BadRecording | None, Path]:
+    """The tables cached for this recording, or None (not cached, or a cache that cannot be
+    read: it is rebuilt)."""
     stem = cache / f"{node}-{key}"
     meta = stem.with_suffix(".json")
     if not meta.exists():
         return None, stem
-    data = json.loads(meta.read_text(encoding="utf-8"))
-    if data.get("error") is not None:
-        return BadRecording(data["path"], data["error"]), stem
-    return JfrTables(data["path"], pd.read_parquet(f"{stem}.samples.parquet"), pd.read_parquet(f"{stem}.gc.parquet"),
-                     data.get("period", "")), stem
+    try:
+        data = json.loads(meta.read_text(encoding="utf-8"))
+        if data.get("error") is not None:
+            return BadRecording(data["path"], data["error"]), stem
+        return JfrTables(data["path"], pd.read_parquet(f"{stem}.samples.parquet"),
+                         pd.read_parquet(f"{stem}.gc.parquet"), data.get("period", "")), stem
+    except Exception:  # noqa: BLE001 - a damaged cache entry is rebuilt from the recording
+        return None, stem
 
 
 def _store(stem: Path, got: JfrTables | BadRecording) -> None:
-    stem.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(got, BadRecording):
-        meta = {"path": got.path, "error": got.why}
-    else:
-        got.samples.to_parquet(f"{stem}.samples.parquet", index=False)
-        got.gc.to_parquet(f"{stem}.gc.parquet", index=False)
-        meta = {"path": got.path, "error": None, "period": got.period}
-    tmp = stem.with_name(f".{stem.name}.json.tmp")
-    tmp.write_text(json.dumps(meta), encoding="utf-8")
-    os.replace(tmp, stem.with_suffix(".json"))      # written last: the parquet files are whole
+    """Cache the tables of one recording; a runs folder this process cannot write to caches
+    nothing (the tables are rebuilt next time)."""
+    try:
+        stem.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(got, BadRecording):
+            meta = {"path": got.path, "error": got.why}
+        else:
+            got.samples.to_parquet(f"{stem}.samples.parquet", index=False)
+            got.gc.to_parquet(f"{stem}.gc.parquet", index=False)
+            meta = {"path": got.path, "error": None, "period": got.period}
+        tmp = stem.with_name(f".{stem.name}.json.tmp")
+        tmp.write_text(json.dumps(meta), encoding="utf-8")
+        os.replace(tmp, stem.with_suffix(".json"))      # written last: the parquet files are whole
+    except OSError:
+        pass
 
 
 def profile_samples(runs: Iterable[str | Path], *, root: str | Path | None = None, java: str | Path | None = None,
@@ -265,8 +275,9 @@ def profile_samples(runs: Iterable[str | Path], *, root: str | Path | None = Non
     periods: dict[str, str] = {}
     todo: list[tuple[str, str, int, Path, Path]] = []           # run_id, node, t0_ns, jfr, cache stem
     found: list[tuple[str, str, int, JfrTables]] = []
-    for run in runs:
-        folder = run_folder(str(run) if not isinstance(run, Path) else run, root)
+    converter = _digest(SOURCE)
+    folders = [run_folder(str(r) if not isinstance(r, Path) else r, root) for r in runs]
+    for folder in dict.fromkeys(f.resolve() for f in folders):        # each run once
         manifest = read_manifest(folder)
         run_id = str(manifest.get("run_id", folder.name))
         files = sorted((folder / PROFILES_DIR).glob("*.jfr"))
@@ -278,7 +289,7 @@ def profile_samples(runs: Iterable[str | Path], *, root: str | Path | None = Non
         notes.extend(f"run {run_id}: {line}" for line in said)       # e.g. one node of several not recorded
         t0 = run_t0_ns(manifest)
         for jfr in files:
-            key = hashlib.sha256((_digest(jfr) + _digest(SOURCE)).encode()).hexdigest()[:16]
+            key = hashlib.sha256((_digest(jfr) + converter).encode()).hexdigest()[:16]
             got, stem = _cached(folder.parent / CACHE_DIR / run_id, jfr.stem, key) if cache else (None, Path())
             if got is None:
                 todo.append((run_id, jfr.stem, t0, jfr, folder.parent / CACHE_DIR / run_id / f"{jfr.stem}-{key}"))
