@@ -47,6 +47,7 @@ MERGE = COMPACTION + ";org.apache.cassandra.utils.MergeIterator.computeNext"
     ("Messaging-EventLoop-3-1", "Messaging-EventLoop"),
     ("pool-3-thread-1", "pool-thread"),
     ("RMI TCP Connection(3)-127.0.0.1", "RMI TCP Connection"),
+    ("RMI TCP Connection(idle)", "RMI TCP Connection"),
     ("C2 CompilerThread0", "C2 CompilerThread"),
     ("ScheduledTasks:1", "ScheduledTasks"),
     ("COMMIT-LOG-ALLOCATOR", "COMMIT-LOG-ALLOCATOR"),

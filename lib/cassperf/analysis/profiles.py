@@ -54,8 +54,9 @@ TRUNCATED = "[truncated]"
 _TRAILING_NUMBER = re.compile(r"(?:[-:_#\s]*\d+)+$")
 # java.util.concurrent's pools: pool-3-thread-1 -> pool-thread
 _POOL_N_THREAD = re.compile(r"^pool-\d+-thread")
-# RMI TCP Connection(3)-127.0.0.1 -> RMI TCP Connection: a counter in brackets, a peer's address
-_BRACKETED_AND_ADDRESS = re.compile(r"\(\d+\)|-\d{1,3}(?:\.\d{1,3}){3}$")
+# RMI TCP Connection(3)-127.0.0.1, RMI TCP Connection(idle) -> RMI TCP Connection: a counter or "idle" in
+# brackets, a peer's address
+_BRACKETED_AND_ADDRESS = re.compile(r"\((?:\d+|idle)\)|-\d{1,3}(?:\.\d{1,3}){3}$")
 
 
 def thread_pool(thread: str) -> str:
@@ -63,7 +64,8 @@ def thread_pool(thread: str) -> str:
     (MutationStage-3 -> MutationStage, Native-Transport-Requests-12 -> Native-Transport-Requests,
     CompactionExecutor:1 -> CompactionExecutor, PerDiskMemtableFlushWriter_0:1 ->
     PerDiskMemtableFlushWriter, epollEventLoopGroup-5-3 -> epollEventLoopGroup, pool-3-thread-1 ->
-    pool-thread, RMI TCP Connection(3)-127.0.0.1 -> RMI TCP Connection). A name that is only a number stays as it is; an empty name is "(unnamed)"."""
+    pool-thread, RMI TCP Connection(3)-127.0.0.1 -> RMI TCP Connection). A name that is only a
+    number stays as it is; an empty name is "(unnamed)"."""
     name = thread.strip()
     if not name:
         return "(unnamed)"
@@ -165,7 +167,8 @@ def steady_windows(figures: pd.DataFrame, *, only_ok: bool = True) -> dict[str, 
     of a comparison is left out of its profile too."""
     _check(figures, ("run_id", "window_start_s", "window_end_s"))
     rows = figures[figures["status"] == "ok"] if only_ok and "status" in figures.columns else figures
-    rows = rows[np.isfinite(rows["window_start_s"].astype("float64")) & np.isfinite(rows["window_end_s"].astype("float64"))]
+    finite = np.isfinite(rows["window_start_s"].astype("float64")) & np.isfinite(rows["window_end_s"].astype("float64"))
+    rows = rows[finite]
     first = rows.drop_duplicates("run_id")
     return {str(r): (float(a), float(b)) for r, a, b in zip(first["run_id"], first["window_start_s"],
                                                               first["window_end_s"], strict=True)}

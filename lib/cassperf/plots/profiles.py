@@ -21,7 +21,9 @@ DIFF_COLORSCALE = [[0.0, "#2166ac"], [0.25, "#92c5de"], [0.5, "#f7f7f7"], [0.75,
 MIN_COLOR_RANGE_POINTS = 5.0
 #: a palette for thread pools that keeps each pool's colour from chart to chart (by name)
 POOL_COLORS = ["#4c78a8", "#f58518", "#54a24b", "#e45756", "#72b7b2", "#eeca3b", "#b279a2", "#ff9da6", "#9d755d",
-               "#bab0ac", "#79706e", "#d67195"]
+               "#79706e", "#d67195"]
+#: the pools summed together beyond a table's ``top``
+OTHER_COLOR = "#c7c7c7"
 
 
 def differential_flame(tree: pd.DataFrame, title: str, *, a_name: str = "A", b_name: str = "B",
@@ -67,8 +69,10 @@ def pool_color_map(pools: list[str]) -> dict[str, str]:
     """A colour per pool, stable across charts for the usual Cassandra pools."""
     known = ["Native-Transport-Requests", "MutationStage", "ReadStage", "CompactionExecutor", "MemtableFlushWriter",
              "Messaging-EventLoop", "epollEventLoopGroup", "GossipStage", "ScheduledTasks", "MemtablePostFlush",
-             "PerDiskMemtableFlushWriter", "other"]
+             "PerDiskMemtableFlushWriter"]
     out = {p: POOL_COLORS[known.index(p)] for p in pools if p in known}
+    if "other" in pools:
+        out["other"] = OTHER_COLOR
     spare = [c for c in POOL_COLORS if c not in out.values()]
     for p in pools:
         if p not in out:
@@ -93,7 +97,8 @@ def pool_share_bars(table: pd.DataFrame, title: str, *, height: int | None = Non
                     hovertemplate=f"{pool}<br>%{{y}}: %{{x:.1f}}% of the samples<extra></extra>")
     fig.update_layout(title={"text": title, "y": 0.98, "yanchor": "top"}, barmode="stack", template="plotly_white",
                       height=height or 190 + 42 * len(arms), margin={"l": 10, "r": 10, "t": 100, "b": 50},
-                      xaxis={"title": "share of the CPU samples (%; threads running Java code)", "range": [0, 101], "dtick": 20},
+                      xaxis={"title": "share of the CPU samples (%; threads running Java code)", "range": [0, 101],
+                             "dtick": 20},
                       yaxis={"autorange": "reversed", "automargin": True},
                       legend={"orientation": "h", "x": 0, "y": 1.0, "yanchor": "bottom", "traceorder": "normal"})
     return fig
