@@ -13,8 +13,9 @@ flight, 1 s of unrecorded warm-up each): in each pair one run with the nodes' pr
 (cassperf.cluster.profiler: Flight Recorder, stack samples every 20 ms, GC pauses) and one
 without, the order alternating from pair to pair (AB BA AB ...) so that a drift over the
 session falls on both. One Profiler serves every profiled run, its JMX session opened and the
-node's Flight Recorder set up before the warm-up, as a study's does (set up after it, the node
-fell from 22,000 to 760 reads/s and took four minutes to recover: cluster.profiler).
+node's Flight Recorder set up first, before the load and the warm-up, as a study's does (set up
+after the warm-up, the node fell from 22,000 to 760 reads/s and took four minutes to recover:
+cluster.profiler).
 
 Printed: each run's throughput (ops/s; also from its 2nd second on) and p99 (ms) over its
 measured load; per pair the
@@ -94,16 +95,16 @@ def main() -> int:
         cluster.start()
         print(f"node ready in {time.monotonic() - t:.0f} s; load: {args.op}, {args.concurrency} in flight, "
               f"{args.run_s} s per run, {args.pairs} pairs")
-        run_spec(WorkloadSpec(op="write", n=args.rows, concurrency=64, population=Population.parse(
-            f"seq=1..{args.rows}"), keyspace=KEYSPACE), cluster, root=runs, progress=False, warmup_s=0)
-        cluster.nodetool("node1", "flush", KEYSPACE)
-        cluster.nodetool("node1", "compact", KEYSPACE, timeout=1800)   # one SSTable: reads that do not drift
         rows: list[dict] = []
         with Profiler() as profiler:
             t = time.monotonic()
-            notes = profiler.prepare(cluster)          # before the warm-up, as a study does (cluster.profiler)
+            notes = profiler.prepare(cluster)          # first, as a study does (cluster.profiler)
             print(f"profiler ready in {time.monotonic() - t:.2f} s (JMX session JVM + Flight Recorder set up)"
                   + (f": {notes}" if notes else ""))
+            run_spec(WorkloadSpec(op="write", n=args.rows, concurrency=64, population=Population.parse(
+                f"seq=1..{args.rows}"), keyspace=KEYSPACE), cluster, root=runs, progress=False, warmup_s=0)
+            cluster.nodetool("node1", "flush", KEYSPACE)
+            cluster.nodetool("node1", "compact", KEYSPACE, timeout=1800)   # one SSTable: reads that do not drift
             t = time.monotonic()
             rates, why = warm_up(lambda: float(run_spec(spec(args.op, args.warm_step_s), cluster, root=runs,
                                                         progress=False, warmup_s=0).summary["rate_ops_s"].sum()),

@@ -16,10 +16,11 @@ jfrStart / jfrStop) from a ``JmxSession`` (one JVM per DC, kept open): a Profile
 cluster at its first recording and keeps it until it is closed, so no JVM starts on a run's
 path. Flight Recorder's first start in a node JVM costs far more than a recording: it
 instruments JDK classes (file and socket I/O), which throws away compiled code that inlined
-them, and a loaded node then ran at a twentieth of its reads/s and took about four minutes of
-load to recover. So ``prepare(cluster)`` starts and discards a recording on every node once, and
-a study calls it before its warm-up, which runs until throughput stops rising. A node JVM that
-started since (a restart) is set up before its next run's load, and that run says so.
+them: a warmed node then ran at a twentieth of its reads/s and took about four minutes of load
+to recover. So ``prepare(cluster)`` starts and discards a recording on every node once, and a
+study calls it first, before its loads and its warm-up (which runs until throughput stops
+rising): on a node just started there is little compiled code to lose. A node JVM that started
+since (a restart) is set up before its next run's load, and that run says so.
 
 A profile never fails a run. Where one cannot be taken (a named cluster, whose JVMs the workbook
 cannot reach; a container node, whose JVM writes inside its container; a Java without Flight

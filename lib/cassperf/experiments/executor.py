@@ -9,8 +9,8 @@ In order, every step recorded in the study's record (``<runs>/.studies/<study>--
 3. Preparations (role=load): the rows the arms read, once per plan; skipped while stored and
    their keyspace exists.
 4. Warm-up (role=warmup), on every context, each time the executor has runs to make: steps of
-   load until throughput stops rising (cassperf.experiments.calibrate); before it, with
-   ``profile`` (the default), the nodes' Flight Recorder is set up (cluster.profiler). When every run of the
+   load until throughput stops rising (cassperf.experiments.calibrate). With ``profile`` (the
+   default), the nodes' Flight Recorder is set up before step 3 (cluster.profiler). When every run of the
    plan is stored, nothing is started (no context opens), loaded, warmed or run.
 5. Calibration (role=calibration), once per plan: the knee of throughput against concurrency;
    kept in the record, so a resumed study runs the same arms.
@@ -302,10 +302,11 @@ class _Executor:
         return arms, order
 
     def prepare_profiles(self) -> None:
-        """Before the warm-up: open the profiler's JMX sessions and set up Flight Recorder on every
-        node. Its first start in a JVM throws away compiled code (cluster.profiler), and the
-        warm-up, which runs until throughput stops rising, absorbs that; what cannot be profiled
-        is said once here (and in each run)."""
+        """Before anything else: open the profiler's JMX sessions and set up Flight Recorder on
+        every node. Its first start in a JVM throws away compiled code (cluster.profiler): on a
+        node just started there is little to throw away, and the preparations and the warm-up,
+        which runs until throughput stops rising, come after; what cannot be profiled is said
+        once here (and in each run)."""
         if self.profiler is None:
             return
         for name, cluster in {id(c): (n, c) for n, c in self.contexts.items()}.values():
@@ -398,8 +399,8 @@ def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
             record.data["notes"] = notes
             for line in notes:
                 ex.say(f"setting: {line}")
+        ex.prepare_profiles()                 # first: the loads and the warm-up absorb Flight Recorder's set-up
         ex.prepare()
-        ex.prepare_profiles()                 # before the warm-up: it absorbs Flight Recorder's set-up
         ex.warm()
         found = study.baseline(contexts, runner)
         if found:
