@@ -25,15 +25,18 @@ def _knee(k: int) -> Calibrated:
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"threads": [4, 4]}, "threads=[4, 4]: a thread count is named twice"),
-    ({"threads": [0]}, "threads=[0]: expected client thread counts, whole numbers >= 1 (empty: around the calibrated "
-                       "knee; the study: [4, 8, 16, 32, 64, 128, 256, 512])"),
+    ({"threads": [4, 4]}, "threads=[4, 4]: expected client thread counts, each a whole number >= 1, none named twice "
+                          "(empty: around the calibrated knee; the study: [4, 8, 16, 32, 64, 128, 256, 512])"),
+    ({"threads": [0]}, "threads=[0]: expected client thread counts, each a whole number >= 1, none named twice "
+                       "(empty: around the calibrated knee; the study: [4, 8, 16, 32, 64, 128, 256, 512])"),
     ({"threads": [4, 16], "empty_threads": 8}, "empty_threads=8 is not in threads=[4, 16]: the empty-cache runs are "
                                                "compared with the full-cache run at the same thread count; pick one "
                                                "of threads"),
-    ({"chunk_kbs": [4, 48]}, "chunk_kbs=[4, 48]: chunk_length_in_kb must be a power of two (4, 16, 64...)"),
-    ({"chunk_kbs": []}, "chunk_kbs=[]: name at least one chunk size on the data folder's disk (the calibration and "
-                        "the A/A control run there), e.g. [64]"),
+    ({"chunk_kbs": [4, 48]}, "chunk_kbs=[4, 48]: expected chunk sizes in KiB, each a power of two >= 1, none named "
+                             "twice, at least one (e.g. [64]: the calibration and the A/A control run on the data "
+                             "folder's disk)"),
+    ({"chunk_kbs": []}, "chunk_kbs=[]: expected chunk sizes in KiB, each a power of two >= 1, none named twice, at "
+                        "least one (e.g. [64]: the calibration and the A/A control run on the data folder's disk)"),
     ({"empty_chunk_kbs": [128]}, "empty_chunk_kbs=[128]: 128 is in neither chunk_kbs nor loop_chunk_kbs"),
     ({"rows": 0}, "rows=0: expected a whole number >= 1"),
     ({"loop_size_mb": 10}, "loop_size_mb=10: expected a whole number of MiB >= 64"),
@@ -170,7 +173,7 @@ def test_a_named_cluster_is_labelled_by_what_the_user_says_or_unknown() -> None:
 
 
 def test_the_runbook_is_printed_and_refused_without_named_devices_even_when_destructive_is_allowed() -> None:
-    from cassperf.experiments.storage_cache_report import runbook_items
+    from cassperf.experiments.storage_cache_analysis import runbook_items
 
     printed, said = runbook_items("/dev/md0", [], [4, 128], 64)
     assert ("mdadm --create /dev/md0 --level=raid0 --chunk=128 --raid-devices=4 /dev/sdc /dev/sdd /dev/sde /dev/sdf"

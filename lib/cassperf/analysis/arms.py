@@ -364,7 +364,7 @@ def compare_arms(figures: pd.DataFrame, arm_a: str, arm_b: str, op: str, metric:
                          mde_pct=mde_pct(se, df), log_change=est, se_log=se, df=df, method=method, **base)
 
 
-def compare_stored(figures: pd.DataFrame, arm_a: str, arm_b: str, op: str, metric: str = "rate_ops_s") \
+def compare(figures: pd.DataFrame, arm_a: str, arm_b: str, op: str, metric: str = "rate_ops_s") \
         -> ArmComparison:
     """compare_arms where either arm may have no stored run of the op (a study analysed from
     part of its runs, or an arm this machine could not make): then a comparison without a test
@@ -384,4 +384,4 @@ def _gmean(values: np.ndarray) -> float:
     return float(np.exp(np.log(v).mean())) if len(v) else math.nan
 
 
-__all__ = ["ArmComparison", "PERCENTILES", "T_METRICS", "compare_arms", "resamples"]
+__all__ = ["ArmComparison", "PERCENTILES", "T_METRICS", "compare", "compare_arms", "resamples"]

@@ -46,6 +46,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
+from cassperf.constraints import Whole
 from cassperf.errors import ConfigError
 from cassperf.experiments.study import Arm, Calibrated, Preparation, Study
 from cassperf.workload.spec import Ratio, WorkloadSpec
@@ -211,7 +212,7 @@ class DeploymentStudy(Study):
     name: ClassVar[str] = STUDY
     title: ClassVar[str] = "Deployment comparison"
     source: ClassVar[str] = SOURCE
-    REPORT: ClassVar[str] = "cassperf.experiments.deployment_report"
+    ANALYSIS: ClassVar[str] = "cassperf.experiments.deployment_analysis:DeploymentAnalysis"
     NOT_IN_PLAN: ClassVar[tuple[str, ...]] = ("experiment", "repeats", "cluster_name", "first_address",
                                               "cluster_heap_mb", "tmpfs_dir", "contact_points", "imported_filter")
     SAMPLER: ClassVar[dict[str, Any]] = {"jmx": "none", "interval_s": 1.0}
@@ -244,15 +245,13 @@ class DeploymentStudy(Study):
     container_cpus: float = 0.0         # cgroup CPU limit of a container deployment, cores (0: none, as docker run)
     container_memory_mb: int = 0        # cgroup memory limit, MB (0: none)
 
+    CONSTRAINTS: ClassVar[dict[str, Any]] = {"rows": Whole(1), "threads": Whole(0)}
+
     def __post_init__(self) -> None:
         super().__post_init__()
         bad = [w for w in self.workloads if w not in OPS]
         if bad or not self.workloads or len(set(self.workloads)) != len(self.workloads):
             raise ConfigError(f"workloads={list(self.workloads)!r}: expected some of {list(OPS)}, each once")
-        for name, low in (("rows", 1), ("threads", 0)):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < low:
-                raise ConfigError(f"{name}={v!r}: expected a whole number >= {low}")
         if self.contact_points.strip():
             if not self.deployment_name.strip():
                 raise ConfigError("deployment_name is empty: name the deployment your cluster is (e.g. Ubuntu, Docker)")

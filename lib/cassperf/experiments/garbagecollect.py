@@ -39,6 +39,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from cassperf.constraints import Real, Whole, validate
 from cassperf.errors import ConfigError, NotAddressable
 from cassperf.cluster.jmx_ops import COMPACTION_PENDING, JmxOp, JmxOpsUnavailable, JmxSession
 from cassperf.experiments.node_actions import (
@@ -90,7 +91,7 @@ class GCStudy(Study):
     name: ClassVar[str] = STUDY
     title: ClassVar[str] = "nodetool garbagecollect on a live LCS + LZ4 table"
     source: ClassVar[str] = SOURCE
-    REPORT: ClassVar[str] = "cassperf.experiments.garbagecollect_report"
+    ANALYSIS: ClassVar[str] = "cassperf.experiments.garbagecollect_analysis:GCAnalysis"
     #: what garbagecollect leaves may carry into the runs after it (the mechanism is not shown): with
     #: 4 random blocks (seed 1) the placebo ran right after it in 3 and its twin in 1, and the A/A
     #: row found the twin's read latency +34.5% (p = 0.026) and +65.5% (p = 0.040) in two make
@@ -123,17 +124,13 @@ class GCStudy(Study):
     column_count: int = 5
     run_s: int = 0                      # derived: steady_s + window_s + tail_s
 
+    CONSTRAINTS: ClassVar[dict[str, Any]] = {
+        **{name: Whole(1) for name in ("keys", "concurrency", "steady_s", "window_s", "rf", "gc_jobs")},
+        **{name: Whole(0) for name in ("rate_ops_s", "tail_s", "compaction_mib_s")},
+        "rate_share": Real(0, 1, low_open=True, unit="a share", note="e.g. 0.5")}
+
     def __post_init__(self) -> None:
-        for name in ("keys", "concurrency", "steady_s", "window_s", "rf", "gc_jobs"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ConfigError(f"{name}={v!r}: expected a whole number >= 1")
-        for name in ("rate_ops_s", "tail_s", "compaction_mib_s"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ConfigError(f"{name}={v!r}: expected a whole number >= 0")
-        if not 0 < self.rate_share <= 1:
-            raise ConfigError(f"rate_share={self.rate_share!r}: expected a share in (0, 1], e.g. 0.5")
+        validate(self, self.CONSTRAINTS)       # its own first: run_s is derived from them
         if min(self.read, self.write, self.delete) < 0 or self.read + self.write + self.delete == 0:
             raise ConfigError(f"read:write:delete = {self.read}:{self.write}:{self.delete}: expected shares >= 0, "
                               f"not all 0 (the study: 5:4:1)")

@@ -114,15 +114,6 @@ def usable(run: Any) -> bool:
     return bool(run.manifest.get("complete")) and not run.manifest.get("failed")
 
 
-def run_figures(outcome: StudyOutcome) -> Any:
-    """One row per measured run and op (cassperf.analysis.repeats.run_figures): its labels,
-    figures over its steady window, the diagnostics, and ``status`` ok / excluded with the
-    ``reason`` (failed, cut short, no steady state, drift)."""
-    from cassperf.analysis.repeats import run_figures as figures_of
-
-    return figures_of(outcome.runs)
-
-
 def parse_label_filter(text: str) -> dict[str, str]:
     """``"source=paper,dc=dc1"`` -> ``{"source": "paper", "dc": "dc1"}`` (a notebook parameter)."""
     out: dict[str, str] = {}

@@ -25,6 +25,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from cassperf.constraints import Items, Whole
 from cassperf.errors import ConfigError
 from cassperf.experiments.study import Arm, Calibrated, Preparation, Study
 from cassperf.workload.spec import Ratio, Replication, WorkloadSpec
@@ -37,11 +38,8 @@ PUBLISHED = {"rfs": (1, 2, 3, 4, 5, 6), "read_rfs": (1, 2, 3, 4, 5, 6), "cold_re
              "thread_sweep_rfs": (1, 3)}
 
 
-def _rfs(name: str, value: Any) -> tuple[int, ...]:
-    values = (value,) if isinstance(value, int) else tuple(value)
-    if any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values):
-        raise ConfigError(f"{name}={list(values)!r}: expected replication factors, whole numbers >= 1")
-    return values
+#: a list of replication factors
+RFS = Items(Whole(1), "replication factors")
 
 
 @dataclass(frozen=True)
@@ -51,7 +49,7 @@ class RFStudy(Study):
     name: ClassVar[str] = STUDY
     title: ClassVar[str] = "Replication factor and consistency levels"
     source: ClassVar[str] = SOURCE
-    REPORT: ClassVar[str] = "cassperf.experiments.replication_factor_report"
+    ANALYSIS: ClassVar[str] = "cassperf.experiments.replication_factor_analysis:RFAnalysis"
 
     rfs: Sequence[int] = (1, 2, 3)
     read_rfs: Sequence[int] = (1, 3)
@@ -77,23 +75,18 @@ class RFStudy(Study):
                                             # at 0.4-0.9 of the arms' mean (make report at a14a9a1); 12 steps still
                                             # rose, 168 -> 2,279 ops/s (9ba707f)
 
+    CONSTRAINTS: ClassVar[dict[str, Any]] = {
+        **{name: RFS for name in ("rfs", "read_rfs", "cold_read_rfs", "thread_sweep_rfs", "mixed_rfs")},
+        "cl_sweep_rf": Whole(1), "rows": Whole(1), "write_threads": Whole(0, note="0: calibrated"),
+        "read_threads": Whole(0, note="0: calibrated"), "connections_per_host": Whole(0, note="0: the driver's default"),
+        "thread_sweep": Items(Whole(1), "client thread counts", note="empty: around the calibrated knee")}
+
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("rfs", "read_rfs", "cold_read_rfs", "thread_sweep_rfs", "mixed_rfs", "cl_sweep_rf"):
-            _rfs(name, getattr(self, name))
         stray = [rf for rf in self.cold_read_rfs if rf not in self.read_rfs]
         if stray:
             raise ConfigError(f"cold_read_rfs={list(self.cold_read_rfs)!r}: RF {stray[0]} is not in "
                               f"read_rfs={list(self.read_rfs)!r}; a cold run a reads what the RF's reads read")
-        for name in ("write_threads", "read_threads", "connections_per_host"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ConfigError(f"{name}={v!r}: expected a whole number >= 0 (0: calibrated)")
-        if isinstance(self.rows, bool) or not isinstance(self.rows, int) or self.rows < 1:
-            raise ConfigError(f"rows={self.rows!r}: expected a whole number >= 1")
-        if any(isinstance(t, bool) or not isinstance(t, int) or t < 1 for t in self.thread_sweep):
-            raise ConfigError(f"thread_sweep={list(self.thread_sweep)!r}: expected client thread counts >= 1 "
-                              f"(empty: around the calibrated knee)")
         missing = [rf for rf in self.read_rfs if rf not in self.rfs]
         if missing:
             raise ConfigError(f"read_rfs={list(self.read_rfs)!r}: RF {missing[0]} is not in rfs={list(self.rfs)!r}; "

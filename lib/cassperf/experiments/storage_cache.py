@@ -42,6 +42,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
+from cassperf.constraints import Items, PowerOfTwo, Whole
 from cassperf.errors import ConfigError
 from cassperf.experiments.runner import LocalRunner
 from cassperf.experiments.study import Arm, Calibrated, Preparation, Study
@@ -62,13 +63,8 @@ RUNBOOK = ("raid_md_device", "raid_devices", "raid_chunk_kbs", "raid_run_chunk_k
            "allow_destructive")
 
 
-def _chunks(name: str, value: Any) -> tuple[int, ...]:
-    values = tuple(value)
-    if any(isinstance(c, bool) or not isinstance(c, int) or c < 1 or c & (c - 1) for c in values):
-        raise ConfigError(f"{name}={list(values)!r}: chunk_length_in_kb must be a power of two (4, 16, 64...)")
-    if len(set(values)) != len(values):
-        raise ConfigError(f"{name}={list(values)!r}: a chunk size is named twice")
-    return values
+#: chunk_length_in_kb values: powers of two, none named twice
+CHUNKS = Items(PowerOfTwo(1), "chunk sizes in KiB", unique=True)
 
 
 @dataclass(frozen=True)
@@ -96,7 +92,7 @@ class StorageStudy(Study):
     name: ClassVar[str] = STUDY
     title: ClassVar[str] = "Storage layout and cache state"
     source: ClassVar[str] = SOURCE
-    REPORT: ClassVar[str] = "cassperf.experiments.storage_cache_report"
+    ANALYSIS: ClassVar[str] = "cassperf.experiments.storage_cache_analysis:StorageAnalysis"
     #: where the study runs and the runbook's settings: not what it measures
     NOT_IN_PLAN: ClassVar[tuple[str, ...]] = ("experiment", "repeats", "contact_points", "storage_label",
                                               "loop_size_mb", *RUNBOOK)
@@ -132,36 +128,25 @@ class StorageStudy(Study):
     raid_mount_point: str = ""
     allow_destructive: bool = False
 
+    CONSTRAINTS: ClassVar[dict[str, Any]] = {
+        "rows": Whole(1), "write_threads": Whole(1), "rf": Whole(1), "column_size": Whole(1),
+        "loop_size_mb": Whole(64, unit="MiB"),
+        "threads": Items(Whole(1), "client thread counts", unique=True,
+                         note=f"empty: around the calibrated knee; the study: {list(PUBLISHED_THREADS)}"),
+        "empty_threads": Whole(0, note="0: the calibrated knee"),
+        "chunk_kbs": Items(CHUNKS.each, CHUNKS.what, unique=True, nonempty=True,
+                           note="e.g. [64]: the calibration and the A/A control run on the data folder's disk"),
+        **{name: CHUNKS for name in ("loop_chunk_kbs", "empty_chunk_kbs", "sweep_chunk_kbs")}}
+
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("rows", "write_threads", "rf", "column_size"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ConfigError(f"{name}={v!r}: expected a whole number >= 1")
-        if isinstance(self.loop_size_mb, bool) or not isinstance(self.loop_size_mb, int) or self.loop_size_mb < 64:
-            raise ConfigError(f"loop_size_mb={self.loop_size_mb!r}: expected a whole number of MiB >= 64")
-        threads = list(self.threads)
-        if any(isinstance(t, bool) or not isinstance(t, int) or t < 1 for t in threads):
-            raise ConfigError(f"threads={threads!r}: expected client thread counts, whole numbers >= 1 (empty: "
-                              f"around the calibrated knee; the study: {list(PUBLISHED_THREADS)})")
-        if len(set(threads)) != len(threads):
-            raise ConfigError(f"threads={threads!r}: a thread count is named twice")
-        e = self.empty_threads
-        if isinstance(e, bool) or not isinstance(e, int) or e < 0:
-            raise ConfigError(f"empty_threads={e!r}: expected a whole number >= 0 (0: the calibrated knee)")
+        threads, e = list(self.threads), self.empty_threads
         if e and threads and e not in threads:
             raise ConfigError(f"empty_threads={e} is not in threads={threads}: the empty-cache runs are compared "
                               f"with the full-cache run at the same thread count; pick one of threads")
-        chunks = _chunks("chunk_kbs", self.chunk_kbs)
-        loop = _chunks("loop_chunk_kbs", self.loop_chunk_kbs)
-        empty = _chunks("empty_chunk_kbs", self.empty_chunk_kbs)
-        _chunks("sweep_chunk_kbs", self.sweep_chunk_kbs)
-        if not chunks:
-            raise ConfigError("chunk_kbs=[]: name at least one chunk size on the data folder's disk (the "
-                              "calibration and the A/A control run there), e.g. [64]")
-        stray = [c for c in empty if c not in chunks and c not in loop]
+        stray = [c for c in self.empty_chunk_kbs if c not in self.chunk_kbs and c not in self.loop_chunk_kbs]
         if stray:
-            raise ConfigError(f"empty_chunk_kbs={list(empty)!r}: {stray[0]} is in neither chunk_kbs nor "
+            raise ConfigError(f"empty_chunk_kbs={list(self.empty_chunk_kbs)!r}: {stray[0]} is in neither chunk_kbs nor "
                               f"loop_chunk_kbs")
         Compression(self.compressor)    # an unknown compressor: one line from the spec's check
 

@@ -38,6 +38,7 @@ from typing import Any, Literal
 import pandas as pd
 
 from cassperf.cluster.jolokia import JolokiaEndpoint
+from cassperf.constraints import Real
 from cassperf.errors import ClusterError, ConfigError
 from cassperf.results.model import EVENT_COLUMNS, METRIC_COLUMNS, conform, empty_frame
 from cassperf.results.store import phase_events
@@ -97,7 +98,7 @@ class ClusterSampler:
                  sources: Sequence[Source] | None = None, nodes: Sequence[NodeRef] | None = None,
                  jolokia_url: str | None = None, final_sample: bool = True,
                  nodetool_timeout_s: float = 60.0) -> None:
-        if isinstance(interval_s, bool) or not isinstance(interval_s, (int, float)) or not 0 < interval_s < math.inf:
+        if not Real(0, low_open=True).accepts(interval_s):
             raise ConfigError(f"interval_s must be a number of seconds > 0, got {interval_s!r}")
         if jmx not in ("auto", "jolokia", "nodetool", "none"):
             raise ConfigError(f"jmx must be one of auto, jolokia, nodetool, none; got {jmx!r}")

@@ -70,6 +70,7 @@ from typing import Any
 import pandas as pd
 
 from cassperf.cluster.tls import TlsOptions
+from cassperf.constraints import Whole
 from cassperf.errors import ToolError
 from cassperf.parsers.base import ParseResult
 from cassperf.workload.runners.streaming import (
@@ -169,7 +170,7 @@ def latte_commands(spec: WorkloadSpec, executable: str | Path, *, cluster: Any =
                    worker_threads: int = 1, report_path: str | Path | None = None,
                    log_dir: str | Path | None = None) -> LatteCommand:
     """The `latte schema` and `latte run` argv for `spec` (see the module doc for the mapping)."""
-    if isinstance(worker_threads, bool) or not isinstance(worker_threads, int) or worker_threads < 1:
+    if not Whole(1).accepts(worker_threads):
         raise WorkloadSpecError("worker_threads",
                                 f"latte worker_threads must be a whole number >= 1, got {worker_threads!r}")
     if spec.cl not in LATTE_CONSISTENCY:

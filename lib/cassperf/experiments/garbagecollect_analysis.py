@@ -12,12 +12,13 @@ window's latency merged from the HDR histograms of every run's window.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import pandas as pd
 
 from cassperf.analysis.windows import Window
+from cassperf.experiments.analysis import Analysis, Section, Sections
 from cassperf.experiments.garbagecollect import PHASES
 from cassperf.experiments.outcome import StudyOutcome, usable
 
@@ -42,36 +43,6 @@ def windows(run: Any, window_s: float, steady_s: float) -> tuple[Window, Window]
     phase = phase_window(run, PHASES[str(run.labels.get("arm", "garbagecollect")).split(" (")[0]])
     op = Window(phase.start_s, phase.start_s + window_s, "operation", phase.unfinished, phase.note)
     return Window(max(0.0, op.start_s - steady_s), op.start_s, "steady state"), op
-
-
-def window_figures(outcome: StudyOutcome, which: str = "operation") -> pd.DataFrame:
-    """Run figures (cassperf.analysis.repeats) of every measured run over its operation (or steady)
-    window, per op: read, and write = every mutation (writes and deletes together)."""
-    from cassperf.analysis.repeats import figures_frame, kept_despite_drift, samples_row
-    from cassperf.analysis.samples import group_samples
-    from cassperf.analysis.select import AnalysisError
-    from cassperf.analysis.steady import SteadyState
-
-    study = outcome.study
-    records = []
-    for run in outcome.runs:
-        labels = {"run_id": run.run_id, **{k: str(v) for k, v in run.labels.items()}}
-        try:
-            steady, op = windows(run, study.window_s, study.steady_s)
-        except AnalysisError as exc:        # a run without its phase (killed before it) leaves, with the reason
-            for name in ("read", "write"):
-                records.append((labels, {**samples_row(None, run.manifest, None, f"no operation window: {exc}"),
-                                         "op": name}))
-            continue
-        win = op if which == "operation" else steady
-        # the window is fixed by the phase's recorded start (no warm-up to search inside it: the load ran
-        # steady_s before it)
-        state = SteadyState(win, 0.0, 0.0, "phase", f"the {which} window {win.start_s:.1f}-{win.end_s:.1f} s")
-        for name, ops in (("read", ("read",)), ("write", WRITE_OPS)):
-            samples = group_samples(run, (name, list(ops)), win.start_s, win.end_s)[1]
-            records.append((labels, {**samples_row(samples, run.manifest, state), "op": name}))
-    # an operation's effect may build up over its window: a trend there is what the study measures
-    return kept_despite_drift(figures_frame(records)) if which == "operation" else figures_frame(records)
 
 
 def published_table(outcome: StudyOutcome) -> pd.DataFrame:
@@ -137,62 +108,6 @@ def sampled_figures(outcome: StudyOutcome) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["run_id", "arm", "block", "metric", "value"])
 
 
-def claims(outcome: StudyOutcome) -> pd.DataFrame:
-    """The published findings, garbagecollect against the placebo over the operation windows."""
-    from cassperf.analysis.arms import compare_stored
-    from cassperf.analysis.verdicts import aa_control, claim, claims_table, directional, equivalent
-
-    src = outcome.study.source
-    figs = window_figures(outcome)
-    gc, placebo = "garbagecollect", "placebo"
-    # on read latency: at a fixed rate the twins' throughput is the rate itself, a control that cannot fail
-    aa = claim("A/A control: the placebo arm against its identical twin (read latency, average)", src,
-               aa_control(compare_stored(figs, placebo, placebo + " (A/A)", "read", "latency_mean_ms")))
-    rows = []
-    for name in ("read", "write"):
-        c = compare_stored(figs, placebo, gc, name, "rate_ops_s")
-        rows.append(claim(f"{name.capitalize()} throughput stays the same during garbagecollect (fixed rate)", src,
-                          equivalent(c, 5.0), "a fixed rate holds its throughput unless the cluster falls behind"))
-    for name in ("read", "write"):
-        for metric, what in (("latency_p99_ms", "p99"), ("latency_mean_ms", "average")):
-            c = compare_stored(figs, placebo, gc, name, metric)
-            rows.append(claim(f"{name.capitalize()} latency ({what}) rises during garbagecollect", src,
-                              directional(c, +1, RISE_PCT), ONE_HOST))
-    return claims_table(aa, rows)
-
-
-def sections(outcome: StudyOutcome) -> dict[str, Callable[[], Any]]:
-    from cassperf.plots import studies as charts
-    from cassperf.report.study_report import Section
-
-    study = outcome.study
-
-    def table() -> Any:
-        t = published_table(outcome)
-        runs = outcome.runs_of("garbagecollect")
-        return Section("Steady State vs With GarbageCollect (the published table)",
-                       f"Over the garbagecollect arm's {len(runs)} runs: the {study.steady_s} s before the operation "
-                       f"and the {study.window_s} s from its start; latency is response time, in the study's style.",
-                       [t.style.hide(axis="index")])
-
-    def series() -> Any:
-        runs = outcome.runs_of("garbagecollect")
-        placebo = outcome.runs_of("placebo")
-        items = []
-        for run, label in ((runs[0] if runs else None, "garbagecollect"), (placebo[0] if placebo else None, "placebo")):
-            if run is None:
-                continue
-            steady, op = windows(run, study.window_s, study.steady_s)
-            items.append(charts.shaded_panels(panels(run, study.keyspace), [(op.start_s, op.end_s, label),
-                                                                           (steady.start_s, steady.end_s, "steady")],
-                                              f"The cluster during the {label} run of block "
-                                              f"{run.labels.get('block')}"))
-        return Section("What the cluster did", "The first block's garbagecollect and placebo runs, the operation's "
-                       "window shaded.", items)
-
-    return {"table": table, "series": series}
-
-
 def panels(run: Any, keyspace: str, table_name: str = "standard1") -> list[tuple[str, Any, str]]:
     """Time series for shaded_panels: throughput and p99 per op, sampler counters as rates
     (summed over nodes), live and level-0 (unleveled) SSTables per node."""
@@ -220,8 +135,69 @@ def panels(run: Any, keyspace: str, table_name: str = "standard1") -> list[tuple
     return out
 
 
+class GCAnalysis(Analysis):
+    """What the garbagecollect study concludes (module doc): figures over each run's operation
+    window, every mutation (writes and deletes) as "write"; a trend inside the window is what the
+    operation does, so kept."""
 
-def parts(outcome: StudyOutcome) -> tuple[pd.DataFrame, pd.DataFrame, Mapping[str, Callable[[], Any]]]:
-    figs = window_figures(outcome)
-    return claims(outcome), figs.drop(columns=["histogram"]), sections(outcome)
+    OP_GROUPS = {"read": ("read",), "write": WRITE_OPS}
 
+    def window(self, run: Any) -> Window:
+        study = self.study
+        return windows(run, study.window_s, study.steady_s)[1]
+
+    def keeps_drift(self, run: Any) -> bool:
+        return True
+
+    def claims(self, outcome: StudyOutcome, figs: pd.DataFrame) -> pd.DataFrame:
+        """The published findings, garbagecollect against the placebo over the operation windows."""
+        from cassperf.analysis.arms import compare
+        from cassperf.analysis.verdicts import aa_control, claim, claims_table, directional, equivalent
+
+        src = outcome.study.source
+        gc, placebo = "garbagecollect", "placebo"
+        # on read latency: at a fixed rate the twins' throughput is the rate itself, a control that cannot fail
+        aa = claim("A/A control: the placebo arm against its identical twin (read latency, average)", src,
+                   aa_control(compare(figs, placebo, placebo + " (A/A)", "read", "latency_mean_ms")))
+        rows = []
+        for name in ("read", "write"):
+            c = compare(figs, placebo, gc, name, "rate_ops_s")
+            rows.append(claim(f"{name.capitalize()} throughput stays the same during garbagecollect (fixed rate)", src,
+                              equivalent(c, 5.0), "a fixed rate holds its throughput unless the cluster falls behind"))
+        for name in ("read", "write"):
+            for metric, what in (("latency_p99_ms", "p99"), ("latency_mean_ms", "average")):
+                c = compare(figs, placebo, gc, name, metric)
+                rows.append(claim(f"{name.capitalize()} latency ({what}) rises during garbagecollect", src,
+                                  directional(c, +1, RISE_PCT), ONE_HOST))
+        return claims_table(aa, rows)
+
+    def sections(self, outcome: StudyOutcome, figures: pd.DataFrame) -> Sections:
+        from cassperf.plots import studies as charts
+
+        study = outcome.study
+
+        def table() -> Section:
+            t = published_table(outcome)
+            runs = outcome.runs_of("garbagecollect")
+            return Section("Steady State vs With GarbageCollect (the published table)",
+                           f"Over the garbagecollect arm's {len(runs)} runs: the {study.steady_s} s before the "
+                           f"operation and the {study.window_s} s from its start; latency is response time, in the "
+                           f"study's style.", [t.style.hide(axis="index")])
+
+        def series() -> Section:
+            runs = outcome.runs_of("garbagecollect")
+            placebo = outcome.runs_of("placebo")
+            items = []
+            for run, label in ((runs[0] if runs else None, "garbagecollect"),
+                               (placebo[0] if placebo else None, "placebo")):
+                if run is None:
+                    continue
+                steady, op = windows(run, study.window_s, study.steady_s)
+                items.append(charts.shaded_panels(panels(run, study.keyspace), [(op.start_s, op.end_s, label),
+                                                                               (steady.start_s, steady.end_s, "steady")],
+                                                  f"The cluster during the {label} run of block "
+                                                  f"{run.labels.get('block')}"))
+            return Section("What the cluster did", "The first block's garbagecollect and placebo runs, the "
+                           "operation's window shaded.", items)
+
+        return {"table": table, "series": series}

@@ -1,7 +1,8 @@
-"""A study report that leads with its findings.
+"""The one machine that reports any study: a study's page that leads with its findings.
 
 Every study notebook is the same few cells::
 
+    from cassperf.notebook import study_report
     report = study_report(RFStudy, globals())   # parameters -> study -> run (or analyse only) -> outcome
     report.findings()                           # what was run and where, in one paragraph; the claims table
     report.section("writes")                    # one call per chart section of the study
@@ -10,7 +11,9 @@ Every study notebook is the same few cells::
 
 ``study_report`` validates the parameters before any cluster starts (a bad value is one
 ConfigError line), starts or reuses the embedded cluster the parameters name (or connects to
-``contact_points``), runs the study through the one executor, and reads back what is stored.
+``contact_points``), runs the study through the one executor, reads back what is stored, and
+asks the study's analysis (the contract: cassperf.experiments.analysis) for its figures, claims
+and sections.
 With ``analyse_only`` it runs nothing. A cluster the study refuses as lacking what its claims need
 (``NotAddressable``, e.g. no JMX for 03's garbagecollect) gets a report of no runs whose opening
 says so.
@@ -19,16 +22,15 @@ says so.
 from __future__ import annotations
 
 import html
-import importlib
 import math
 import os
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
 from IPython.display import HTML, display
 
+from cassperf.experiments.analysis import Analysis, Sections
 from cassperf.experiments.outcome import StudyOutcome
 from cassperf.experiments.study import Study
 
@@ -50,15 +52,6 @@ _STYLE = """<style>
 
 VERDICT_CLASS = {"holds": "holds", "does not hold": "fails", "not shown": "none", "withheld": "withheld",
                  "control": "none"}
-
-
-@dataclass
-class Section:
-    """One chart section: a heading, a sentence, and what it shows (figures or frames)."""
-
-    title: str
-    text: str
-    items: list[Any] = field(default_factory=list)
 
 
 def _esc(v: Any) -> str:
@@ -90,7 +83,7 @@ class StudyReport:
     analysis functions; ``sections`` maps a key to a Section builder."""
 
     def __init__(self, outcome: StudyOutcome, claims: pd.DataFrame, figures: pd.DataFrame,
-                 sections: Mapping[str, Callable[[], Section]], where: str, cluster: Mapping[str, Any] | None,
+                 sections: Sections, where: str, cluster: Mapping[str, Any] | None,
                  parameters: Mapping[str, Any], extra_json: Mapping[str, Any] | None = None) -> None:
         self.outcome, self.claims, self.figures = outcome, claims, figures
         self._sections, self.where, self.cluster, self.parameters = sections, where, cluster, parameters
@@ -235,11 +228,9 @@ def where_text(cluster: Mapping[str, Any] | None) -> str:
 
 
 def study_report(study_class: type[Study], namespace: Mapping[str, Any],
-                 build: Callable[[StudyOutcome], tuple[pd.DataFrame, pd.DataFrame, Mapping[str, Callable[[], Section]]]]
-                 | None = None) -> StudyReport:
+                 analysis: type[Analysis] | None = None) -> StudyReport:
     """Parameters (``globals()`` of the notebook) -> study -> run or analyse only -> StudyReport.
-    ``build(outcome) -> (claims, figures, sections)`` defaults to ``parts`` of the study's report
-    module (``study_class.REPORT``)."""
+    ``analysis`` (an Analysis subclass) defaults to the study's own (``Study.ANALYSIS``)."""
     from cassperf.cluster.study import CLUSTER_PARAMETERS, study_cluster
     from cassperf.config import BATCH_ENV
     from cassperf.errors import NotAddressable
@@ -268,12 +259,13 @@ def study_report(study_class: type[Study], namespace: Mapping[str, Any],
             refused = f"not addressable on this cluster: {exc}"
     outcome = StudyOutcome(study, {}, [], note=refused) if refused else \
         load_outcome(study, empty_ok=analyse_only, **parse_label_filter(str(params.get("label_filter", ""))))
-    claims, figures, sections = (build or importlib.import_module(study_class.REPORT).parts)(outcome)
+    found = (analysis(outcome.study) if analysis is not None else outcome.study.analysis()).conclude(outcome)
+    claims = found.claims
     if refused and not claims.empty:
         claims = claims.assign(verdict="not shown", reason="not addressable on this cluster (the paragraph above says "
                                                            "what it lacks): nothing was run")
-    return StudyReport(outcome, claims, figures, sections, where or where_text(cluster_desc), cluster_desc, params)
+    return StudyReport(outcome, claims, found.figures, found.sections, where or where_text(cluster_desc), cluster_desc,
+                       params)
 
 
-__all__ = ["Section", "StudyReport", "claims_html", "study_report", "where_text"]
-
+__all__ = ["StudyReport", "claims_html", "study_report", "where_text"]
