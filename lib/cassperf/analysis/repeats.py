@@ -226,11 +226,15 @@ def run_figures(runs: Iterable[Run], ops: Sequence[str] | None = None, rule: str
     for run in runs:
         steady: SteadyState | None
         try:
-            steady, why = _steady(run, window(run) if window is not None else rule), ""
-        except AnalysisError as exc:
-            text = str(exc)
-            steady, why = None, ("no steady state: " + ("no intervals" if "no intervals" in text else text)
-                                 if window is None else f"no figures window: {text}")
+            how = window(run) if window is not None else rule
+        except AnalysisError as exc:                       # a study's window the run lacks (a phase never marked)
+            how, steady, why = None, None, f"no figures window: {exc}"
+        if how is not None:
+            try:
+                steady, why = _steady(run, how), ""
+            except AnalysisError as exc:
+                text = str(exc)
+                steady, why = None, "no steady state: " + ("no intervals" if "no intervals" in text else text)
         rows = []
         if op_groups is not None:
             for name, parts in op_groups.items():

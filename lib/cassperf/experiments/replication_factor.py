@@ -174,6 +174,29 @@ class RFStudy(Study):
     def aa_arm(self, arms: Sequence[Arm]) -> str:
         return f"write rf={min(self.rfs)}"
 
+    ARM_LABELS_HINT: ClassVar[str] = ", or --label rf=R --label op=write|read|mixed [--label run=a|b] [--label cl=CL]"
+
+    def arm_labels(self, labels: Mapping[str, str]) -> dict[str, str]:
+        """An imported run's arm from its labels: ``arm``, else rf and op (a read's run a or b,
+        default b, or its cl where that is not the study's; a write's thread sweep point with
+        part=threads-write and threads), and the labels the analysis reads (part, cl, run)."""
+        out = dict(labels)
+        rf, op = str(labels.get("rf", "")).strip(), str(labels.get("op", "")).strip().lower()
+        if str(labels.get("arm", "")).strip() or not rf.isdigit() or op not in ("write", "read", "mixed"):
+            return out
+        cl, run, threads = str(labels.get("cl", self.cl)).upper(), str(labels.get("run", "b")), labels.get("threads")
+        if op == "mixed":
+            name, part = f"mixed rf={rf}", "mixed"
+        elif op == "write" and labels.get("part") == "threads-write" and threads:
+            name, part = f"write rf={rf} threads={threads}", "threads-write"
+        elif op == "write":
+            name, part = f"write rf={rf}", "rf-write"
+        elif cl != self.cl:
+            name, part = f"read rf={rf} cl={cl}", "cl-read"
+        else:
+            name, part = f"read rf={rf} run={run}", "rf-read"
+        return {**out, "arm": name, "part": part, "cl": cl, "run": run}
+
     def _cold(self, rf: int) -> Callable[[Any], str]:
         from cassperf.experiments.node_actions import make_cold
 

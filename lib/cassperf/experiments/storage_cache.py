@@ -264,6 +264,23 @@ class StorageStudy(Study):
         empties = {a.labels["threads"] for a in arms if a.labels["cache"] == "empty"}
         return next((a.name for a in full if a.labels["threads"] in empties), full[len(full) // 2].name)
 
+    ARM_LABELS_HINT: ClassVar[str] = (", or --label chunk_kb=K --label cache=full|empty [--label storage=disk] "
+                                      "[--label run=a|b]; a full-cache run's thread count is its threads label")
+
+    def arm_labels(self, labels: Mapping[str, str]) -> dict[str, str]:
+        """An imported run's arm from its labels: ``arm``, else storage (default disk), chunk_kb,
+        cache and, for a full cache, threads (cassandra-stress's autorate runs carry their own),
+        for an empty one run (a or b); with the labels the analysis reads filled in."""
+        out = dict(labels)
+        chunk, cache, threads = str(labels.get("chunk_kb", "")), str(labels.get("cache", "")), labels.get("threads", "")
+        if str(labels.get("arm", "")).strip() or not chunk.isdigit() or cache not in ("full", "empty"):
+            return out
+        storage, run = str(labels.get("storage", DISK)), str(labels.get("run", "a"))
+        if cache == "full" and not str(threads).isdigit():
+            return out
+        name = f"{storage} {chunk} KiB, " + (f"full, {threads} threads" if cache == "full" else f"empty, run {run}")
+        return {**out, "arm": name, "storage": storage, "run": run, "threads": str(threads or "0")}
+
     def dropped(self, calibrated: Calibrated | None) -> str:
         """What the published study ran that this plan leaves out (sentences)."""
         points, empty_at = self.sweep(calibrated)

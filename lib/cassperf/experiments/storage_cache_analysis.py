@@ -159,7 +159,8 @@ class StorageAnalysis(Analysis):
             verdict = all_of([v for _, v in parts], rule)
             return claim(text, src, verdict, note, measured="; ".join(f"{what}: {v.comparison.text}" for what, v in parts))
 
-        twin = arms.twin or (outcome.study.aa_arm([]), outcome.study.aa_arm([]) + " (A/A)")
+        first = outcome.study.aa_arm(outcome.study.arms(outcome.calibrated))
+        twin = arms.twin or (first, first + " (A/A)")
         aa = claim(f"A/A control: '{twin[0]}' against its identical twin", src, aa_control(cmp(*twin)))
 
         def chunk_pairs(a_chunks: Sequence[int], b_chunks: Sequence[int], rule: Callable[[Any], Any],

@@ -246,6 +246,12 @@ class Study(StudyParameters):
         """The arm run a second time, identically, as the A/A control (default: the first)."""
         return arms[0].name
 
+    def arm_labels(self, labels: Mapping[str, str]) -> dict[str, str]:
+        """An imported run's labels as the plan's arm would carry them: by default as they are (its
+        ``arm`` label names the arm); a study may name the arm from labels such as rf and op and
+        fill in the labels its analysis reads (an ``arm`` of "" or none: not known)."""
+        return dict(labels)
+
     # -- the hooks -----------------------------------------------------------------------------
     @contextmanager
     def contexts(self, cluster: Any) -> Iterator[dict[str, Any]]:
@@ -263,6 +269,8 @@ class Study(StudyParameters):
         network between the DCs); the executor keeps them in the record under ``baseline``."""
         return None
 
+    #: how an import may name an arm by labels instead of ``arm`` (said in the error of a run without one)
+    ARM_LABELS_HINT: ClassVar[str] = ""
     #: True: the study starts its own clusters in ``contexts`` (one per deployment) unless the
     #: parameters name the user's cluster; no cluster is started for it beforehand
     OWN_CLUSTERS: ClassVar[bool] = False

@@ -101,6 +101,13 @@ class StudyReport:
         order = ("one of the arms' orders, every order once and each block starting with the arm that ended the "
                  "one before, so every arm runs right after every other equally often" if s.ALL_ORDERS
                  else "a random order")
+        if rec.get("imported"):
+            blocks = len({b for b, _, _ in rec.get("order", [])})
+            return (f"{len(self.outcome.runs)} runs of {arms} arms imported from logs, in {blocks} blocks by their "
+                    f"labels, {used} of them usable; nothing was run here, so there is no A/A control, warm-up or "
+                    f"calibration of this workbook's. Latency is {lat} time, percentiles merged from HDR histograms "
+                    f"where the logs hold them. Differences are judged between runs (the run-to-run spread), never "
+                    f"within one. Note: {self.outcome.note}.")
         parts = [f"{arms} arms (configurations, the A/A control among them) ran {s.repeats} times each, in "
                  f"{s.repeats} blocks that hold every arm once in {order} (seed {s.seed}): "
                  f"{len(self.outcome.runs)} runs of {s.run_s} s measured at {s.interval_s:g} s intervals, "
