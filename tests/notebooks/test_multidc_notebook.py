@@ -104,8 +104,8 @@ def test_multidc_notebook_runs_every_arm_with_a_client_per_dc_and_leads_with_its
     cal = outcome.record["calibration"]
     below = Calibrated.from_json(cal).below_knee
     light = min(c for c, rate in cal["points"] if rate >= 0.5 * cal["best_ops_s"])
-    assert set(measured[measured["arm"] == "replicated write"]["threads"]) == {str(max(1, below // 2))}
-    assert set(measured[measured["arm"] == "write EACH_QUORUM"]["threads"]) == {str(light)}
+    assert set(measured[measured["arm"] == "replicated write"]["concurrency"]) == {str(max(1, below // 2))}
+    assert set(measured[measured["arm"] == "write EACH_QUORUM"]["concurrency"]) == {str(light)}
     assert outcome.record["warmup"] and outcome.record["warmup"][0]["rates_ops_s"]
     # the network baseline is the study's, in its record: ping each way near the RTT, iperf3
     baseline = outcome.record["baseline"][-1]

@@ -22,7 +22,7 @@ KNEE_8 = Calibrated(((1, 100.0), (2, 190.0), (4, 300.0), (8, 330.0), (16, 335.0)
 def test_the_arms_of_the_local_defaults_from_a_calibrated_knee() -> None:
     study = multidc.MultiDCStudy()
     arms = study.arms(KNEE_8)
-    assert [(a.name, a.labels["part"], a.labels["op"], a.labels["threads"], a.labels["cl"], a.labels["rf"],
+    assert [(a.name, a.labels["part"], a.labels["op"], a.labels["concurrency"], a.labels["cl"], a.labels["rf"],
              tuple(dc for dc, _ in a.clients)) for a in arms] == [
         ("independent write", "independent", "write", "2", "LOCAL_QUORUM", "1", ("dc1", "dc2")),
         ("replicated write", "replicated", "write", "2", "LOCAL_QUORUM", "2", ("dc1", "dc2")),
@@ -105,7 +105,7 @@ def test_the_cluster_a_notebook_names_is_checked_before_it_starts() -> None:
 def _run(arm: str, block: int, dc: str, per_interval: int, seed: int, part: str = "replicated",
          failed: str = "") -> object:
     labels = {"arm": arm, "block": str(block), "dc": dc, "client": f"{dc}-c1", "part": part, "op": "write",
-              "threads": "2", "cl": "LOCAL_QUORUM", "rf": "2", "role": "measure"}
+              "concurrency": "2", "cl": "LOCAL_QUORUM", "rf": "2", "role": "measure"}
     run, _ = make_run({"write": lognormal(5.0, sigma=0.1, per_interval=per_interval)}, 24, interval_s=0.25,
                       seed=seed, latency_type="service", labels=labels, run_id=f"{arm}-{block}-{dc}")
     if failed:

@@ -74,7 +74,7 @@ def test_every_configuration_gets_the_sweep_and_the_empty_ones_a_chain_on_their_
         ("loop 64 KiB, full, 32 threads", "loop", None, 32),
         ("loop 64 KiB, empty, run a", "loop", None, 8),
         ("loop 64 KiB, empty, run b", "loop", "loop 64 KiB, empty, run a", 8)]
-    assert dict(arms[5].labels) == {"storage": "disk", "chunk_kb": "64", "cache": "empty", "run": "b", "threads": "8"}
+    assert dict(arms[5].labels) == {"storage": "disk", "chunk_kb": "64", "cache": "empty", "run": "b", "concurrency": "8"}
     # full runs fill the page cache first, run a empties the caches, run b follows at once
     assert [a.before is not None for a in arms[3:6]] == [True, True, False]
     # runs a and b share their run-to-run spread with the full-cache reads at their load

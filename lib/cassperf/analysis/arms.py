@@ -56,7 +56,7 @@ simulated studies):
    spread 1.4 times the pool's in variance would narrow its CI by about 6%. For percentiles
    the residuals are those of each run's own percentile (log), the estimate still the merged
    histograms'. On simulated studies of 8 arms
-   in 3 blocks (analysis.calibration.calibrate_pooled; 2,000 studies) the A/A rate and the power
+   in 3 blocks (analysis.calibration.method_rates_pooled; 2,000 studies) the A/A rate and the power
    at the stated MDE hold (tests/unit/test_analysis_calibration.py).
 6. The minimum detectable effect: power.mde_pct(se, df), calibrated so that the power at the
    stated MDE is 80% (two-sided, 5% level).

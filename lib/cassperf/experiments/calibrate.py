@@ -80,7 +80,7 @@ def knee(points: Sequence[tuple[int, float]], share: float = KNEE_SHARE) -> int:
     return min(c for c, rate in points if rate >= share * best)
 
 
-def calibrate(measure: Callable[[int], float], op: str, max_concurrency: int = MAX_CONCURRENCY,
+def find_knee(measure: Callable[[int], float], op: str, max_concurrency: int = MAX_CONCURRENCY,
               log: Callable[[str], None] = lambda s: None) -> Calibrated:
     """Run the ladder (``measure(concurrency)`` returns ops/s) and return what it found."""
     points: list[tuple[int, float]] = []

@@ -370,7 +370,7 @@ class DeploymentStudy(Study):
         out = []
         for name in self.context_names():
             f = found.get(name)
-            labels = {"deployment": name, "machine": self.machine_label, "threads": str(threads),
+            labels = {"deployment": name, "machine": self.machine_label, "concurrency": str(threads),
                       "cassandra": f.deployment.version if f else "", "java": str(f.deployment.java) if f else "",
                       "data_fs": str(f.data_fs) if f else ""}
             if f is not None and f.deployment.storage == "container":

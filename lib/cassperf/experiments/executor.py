@@ -42,7 +42,7 @@ import pandas as pd
 
 from cassperf import config
 from cassperf.errors import ConfigError
-from cassperf.experiments.calibrate import calibrate, warm_up
+from cassperf.experiments.calibrate import find_knee, warm_up
 from cassperf.experiments.quiet import Quiet, wait_quiet
 from cassperf.experiments.runner import PartialRun
 from cassperf.experiments.schedule import Slot, schedule
@@ -260,7 +260,7 @@ class _Executor:
         self.say(f"warm pass: every arm once for {seconds} s, unmeasured ({time.monotonic() - t:.0f} s)")
         self.record.save()
 
-    def calibrate(self) -> Calibrated | None:
+    def find_knee(self) -> Calibrated | None:
         """The knee, found once per plan and kept in the record."""
         found = self.record.calibrated
         spec = self.study.calibration_spec()
@@ -276,7 +276,7 @@ class _Executor:
             runs.extend(ids)
             return _rate(self.root, ids)
 
-        found = calibrate(at, spec.op, log=self.say)
+        found = find_knee(at, spec.op, log=self.say)
         self.record.data["calibration"] = {**found.to_json(), "runs": runs, "step_s": self.study.calibrate_s}
         self.say(found.note)
         self.record.save()
@@ -385,7 +385,7 @@ def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
         if found:
             record.data.setdefault("baseline", []).append({"utc": _now(), **found})
             record.save()
-        arms, order = ex.arms(ex.calibrate())
+        arms, order = ex.arms(ex.find_knee())
         ex.warm_arms(arms)
         by_name = {a.name: a for a in arms}
         bar = None

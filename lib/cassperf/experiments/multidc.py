@@ -195,7 +195,7 @@ class MultiDCStudy(Study):
         rf, cl, home = self.rf, self.cl, self.cl_dc
 
         def labels(part: str, op: str, threads: int, cl: str, rf: int) -> dict[str, str]:
-            return {"part": part, "op": op, "threads": str(threads), "cl": cl, "rf": str(rf)}
+            return {"part": part, "op": op, "concurrency": str(threads), "cl": cl, "rf": str(rf)}
 
         out = [Arm("independent write", labels("independent", "write", both_writes, cl, 1),
                    clients=tuple((dc, self._spec("write", dc, self.independent_keyspace(dc), {dc: 1}, both_writes))

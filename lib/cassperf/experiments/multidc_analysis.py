@@ -109,7 +109,7 @@ def clients_summed(figures: pd.DataFrame) -> pd.DataFrame:
 
 
 def _typed(table: pd.DataFrame) -> pd.DataFrame:
-    for col in ("rf", "threads"):
+    for col in ("rf", "concurrency"):
         if col in table.columns:
             table[col] = pd.to_numeric(table[col], errors="coerce").astype("Int64")
     return table
@@ -215,7 +215,7 @@ class MultiDCAnalysis(Analysis):
                               measured="; ".join(said(x, f"{op}s p50, +{rises[op + 's']:.1f} ms") for op, x in lats.items())
                               + (f" (RTT {rtt:.1f} ms)" if rtt else "")))
         # QUORUM reads against client threads
-        sweep = sorted((int(a["labels"]["threads"]), a["name"]) for a in outcome.record.get("arms", [])
+        sweep = sorted((int(a["labels"]["concurrency"]), a["name"]) for a in outcome.record.get("arms", [])
                        if a["labels"].get("part") == "quorum-read" and "aa" not in a["labels"])
         if len(sweep) >= 2:
             (_, a0), (_, a1) = sweep[0], sweep[-1]
@@ -312,16 +312,16 @@ class MultiDCAnalysis(Analysis):
                                    "operation and consistency level")
 
         def quorum() -> Any:
-            title = "QUORUM reads against client threads"
+            title = "QUORUM reads against requests in flight"
             q = rows(dcs, "quorum-read")
             if q.empty:
                 return Section(title, NONE)
             return Section(title,
                            f"From {study.cl_dc}'s client. QUORUM counts replicas in both DCs, so every read waits for "
                            f"the other DC. {dropped}",
-                           [charts.lines(q, "threads", "rate_ops_s", "cl", "QUORUM read ops/s vs client threads", "ops/s",
+                           [charts.lines(q, "concurrency", "rate_ops_s", "cl", "QUORUM read ops/s vs requests in flight", "ops/s",
                                          x_title="requests in flight (client threads)", log_x=True),
-                            charts.latency_lines(q, "threads", "cl", "QUORUM read latency vs client threads", lat,
+                            charts.latency_lines(q, "concurrency", "cl", "QUORUM read latency vs requests in flight", lat,
                                                  x_title="requests in flight (client threads)", log_x=True)])
 
         return {"network": network_section, "writes": writes, "mixed": mixed, "consistency": consistency,

@@ -16,7 +16,7 @@ each a closed-loop run of ``run_s`` seconds at ``cl`` unless named otherwise:
 Concurrency 0 (the local default) is calibrated: writes and reads run below the knee that
 calibration found for writes at ``cl`` on the ``cl_sweep_rf`` keyspace, and the thread sweep
 spans the knee (x1, x4, x16 of the concurrency below it). Every run is labelled part, rf, op,
-threads, cl, run.
+concurrency (requests in flight), cl, run.
 """
 
 from __future__ import annotations
@@ -148,7 +148,7 @@ class RFStudy(Study):
         out: list[Arm] = []
 
         def arm(name: str, part: str, rf: int, op: str, threads: int, cl: str, run: str, **kw: Any) -> Arm:
-            labels = {"part": part, "rf": str(rf), "op": op, "threads": str(threads), "cl": cl, "run": run}
+            labels = {"part": part, "rf": str(rf), "op": op, "concurrency": str(threads), "cl": cl, "run": run}
             return Arm(name, labels, spec=self._spec(rf, op, threads, cl), **kw)
 
         for rf in self.rfs:
@@ -179,12 +179,13 @@ class RFStudy(Study):
     def arm_labels(self, labels: Mapping[str, str]) -> dict[str, str]:
         """An imported run's arm from its labels: ``arm``, else rf and op (a read's run a or b,
         default b, or its cl where that is not the study's; a write's thread sweep point with
-        part=threads-write and threads), and the labels the analysis reads (part, cl, run)."""
+        part=threads-write and its concurrency, or threads as cassandra-stress names it), and the labels the analysis reads (part, cl, run)."""
         out = dict(labels)
         rf, op = str(labels.get("rf", "")).strip(), str(labels.get("op", "")).strip().lower()
         if str(labels.get("arm", "")).strip() or not rf.isdigit() or op not in ("write", "read", "mixed"):
             return out
-        cl, run, threads = str(labels.get("cl", self.cl)).upper(), str(labels.get("run", "b")), labels.get("threads")
+        cl, run = str(labels.get("cl", self.cl)).upper(), str(labels.get("run", "b"))
+        threads = labels.get("concurrency", labels.get("threads"))      # cassandra-stress names it threads
         if op == "mixed":
             name, part = f"mixed rf={rf}", "mixed"
         elif op == "write" and labels.get("part") == "threads-write" and threads:
@@ -195,7 +196,7 @@ class RFStudy(Study):
             name, part = f"read rf={rf} cl={cl}", "cl-read"
         else:
             name, part = f"read rf={rf} run={run}", "rf-read"
-        return {**out, "arm": name, "part": part, "cl": cl, "run": run}
+        return {**out, "arm": name, "part": part, "cl": cl, "run": run, **({"concurrency": str(threads)} if threads else {})}
 
     def _cold(self, rf: int) -> Callable[[Any], str]:
         from cassperf.experiments.node_actions import make_cold

@@ -25,7 +25,7 @@ def _arms(outcome: StudyOutcome, figures: pd.DataFrame) -> pd.DataFrame:
 
     used = figures[figures["status"] == "ok"]
     table = arm_table(used, outcome.runs)
-    for col in ("rf", "threads"):
+    for col in ("rf", "concurrency"):
         if col in table.columns:
             table[col] = pd.to_numeric(table[col], errors="coerce").astype("Int64")
     return table
@@ -106,7 +106,7 @@ class RFAnalysis(Analysis):
             if arms.empty or "part" not in arms.columns:
                 return arms.iloc[0:0]
             out = arms[(arms["part"] == name) & (arms.get("aa", pd.Series(pd.NA, index=arms.index)).isna())]
-            return out.sort_values([c for c in ("rf", "threads", "run", "cl") if c in out.columns])
+            return out.sort_values([c for c in ("rf", "concurrency", "run", "cl") if c in out.columns])
 
         def writes() -> Any:
             w = part("rf-write")
@@ -122,12 +122,12 @@ class RFAnalysis(Analysis):
         def threads() -> Any:
             t = pd.concat([part("threads-write"), part("rf-write")])
             if t.empty:
-                return Section("Writes against client threads", NONE)
+                return Section("Writes against requests in flight", NONE)
             t = t[t["rf"].isin(list(outcome.study.thread_sweep_rfs))]
-            return Section("Writes against client threads", "The point at the RF's own write concurrency is its write arm.",
-                           [charts.lines(t, "threads", "rate_ops_s", "rf", "Write ops/s vs requests in flight", "ops/s",
+            return Section("Writes against requests in flight", "The point at the RF's own write concurrency is its write arm.",
+                           [charts.lines(t, "concurrency", "rate_ops_s", "rf", "Write ops/s vs requests in flight", "ops/s",
                                          x_title="requests in flight", log_x=True),
-                            charts.latency_lines(t, "threads", "rf", "Write latency vs requests in flight", lat,
+                            charts.latency_lines(t, "concurrency", "rf", "Write latency vs requests in flight", lat,
                                                  x_title="requests in flight", log_x=True)])
 
         def reads() -> Any:

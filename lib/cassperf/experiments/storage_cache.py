@@ -29,7 +29,7 @@ closed-loop read run of ``run_s`` seconds uniformly over the keys:
 
 ``threads`` empty (the local default) spans the knee that calibration found for reads on the
 data folder's disk (a quarter of it, it, four times it); ``empty_threads`` 0 is the knee. Every
-run is labelled storage, chunk_kb, cache, run, threads.
+run is labelled storage, chunk_kb, cache, run, concurrency (requests in flight).
 """
 
 from __future__ import annotations
@@ -242,7 +242,7 @@ class StorageStudy(Study):
 
             def arm(name: str, cache: str, run: str, threads: int, **kw: Any) -> Arm:
                 labels = {"storage": conf.storage, "chunk_kb": str(conf.chunk_kb), "cache": cache, "run": run,
-                          "threads": str(threads)}
+                          "concurrency": str(threads)}
                 return Arm(f"{conf.name}, {name}", labels, spec=self.read_spec(conf.chunk_kb, threads),
                            tool=self.tool, context=conf.context, **kw)
 
@@ -261,25 +261,26 @@ class StorageStudy(Study):
                 and a.labels["chunk_kb"] == str(self.reference_chunk)]
         if not full:
             return arms[0].name
-        empties = {a.labels["threads"] for a in arms if a.labels["cache"] == "empty"}
-        return next((a.name for a in full if a.labels["threads"] in empties), full[len(full) // 2].name)
+        empties = {a.labels["concurrency"] for a in arms if a.labels["cache"] == "empty"}
+        return next((a.name for a in full if a.labels["concurrency"] in empties), full[len(full) // 2].name)
 
     ARM_LABELS_HINT: ClassVar[str] = (", or --label chunk_kb=K --label cache=full|empty [--label storage=disk] "
-                                      "[--label run=a|b]; a full-cache run's thread count is its threads label")
+                                      "[--label run=a|b]; a full-cache run's requests in flight are its concurrency label, or cassandra-stress's threads")
 
     def arm_labels(self, labels: Mapping[str, str]) -> dict[str, str]:
         """An imported run's arm from its labels: ``arm``, else storage (default disk), chunk_kb,
         cache and, for a full cache, threads (cassandra-stress's autorate runs carry their own),
         for an empty one run (a or b); with the labels the analysis reads filled in."""
         out = dict(labels)
-        chunk, cache, threads = str(labels.get("chunk_kb", "")), str(labels.get("cache", "")), labels.get("threads", "")
+        chunk, cache = str(labels.get("chunk_kb", "")), str(labels.get("cache", ""))
+        threads = labels.get("concurrency", labels.get("threads", ""))      # cassandra-stress's word for it
         if str(labels.get("arm", "")).strip() or not chunk.isdigit() or cache not in ("full", "empty"):
             return out
         storage, run = str(labels.get("storage", DISK)), str(labels.get("run", "a"))
         if cache == "full" and not str(threads).isdigit():
             return out
         name = f"{storage} {chunk} KiB, " + (f"full, {threads} threads" if cache == "full" else f"empty, run {run}")
-        return {**out, "arm": name, "storage": storage, "run": run, "threads": str(threads or "0")}
+        return {**out, "arm": name, "storage": storage, "run": run, "concurrency": str(threads or "0")}
 
     def dropped(self, calibrated: Calibrated | None) -> str:
         """What the published study ran that this plan leaves out (sentences)."""

@@ -38,7 +38,7 @@ class Arms:
             if lab.get("aa") == "twin":
                 self.twin = (a["name"].removesuffix(" (A/A)"), a["name"])
                 continue
-            key = (lab["storage"], lab["chunk_kb"], lab["cache"], lab["run"], lab["threads"])
+            key = (lab["storage"], lab["chunk_kb"], lab["cache"], lab["run"], lab["concurrency"])
             self.by_key[key] = a["name"]
 
     def full(self, storage: str, chunk: int) -> dict[int, str]:
@@ -73,14 +73,14 @@ def arm_rows(outcome: StudyOutcome, figures: pd.DataFrame) -> pd.DataFrame:
     used = figures[figures["status"] == "ok"]
     table = arm_table(used, outcome.runs)
     if table.empty or "storage" not in table.columns:
-        return pd.DataFrame(columns=["configuration", "storage", "chunk_kb", "cache", "run", "threads",
+        return pd.DataFrame(columns=["configuration", "storage", "chunk_kb", "cache", "run", "concurrency",
                                      "rate_ops_s", *(m for m, _ in PERCENTILES)])
     if "aa" in table.columns:
         table = table[table["aa"].isna()]
-    for col in ("threads", "chunk_kb"):
+    for col in ("concurrency", "chunk_kb"):
         table[col] = pd.to_numeric(table[col], errors="coerce").astype("Int64")
     table["configuration"] = table["storage"].astype(str) + " " + table["chunk_kb"].astype(str) + " KiB"
-    return table.sort_values(["storage", "chunk_kb", "cache", "run", "threads"]).reset_index(drop=True)
+    return table.sort_values(["storage", "chunk_kb", "cache", "run", "concurrency"]).reset_index(drop=True)
 
 
 def measured_configurations(outcome: StudyOutcome) -> pd.DataFrame:
@@ -267,20 +267,20 @@ class StorageAnalysis(Analysis):
 
         def full() -> Any:
             f = rows[rows["cache"] == "full"]
-            x = {"x_title": "client threads", "log_x": True, "legend_title": "configuration"}
+            x = {"x_title": "requests in flight (client threads)", "log_x": True, "legend_title": "configuration"}
             return Section("Chunk sizes with a full cache",
                            f"Reads after the keyspace's files were read into the page cache (the study's ReadOnly-Full). "
                            f"Each point is the mean of an arm's {study.repeats} runs with its 95% CI; latency percentiles "
                            f"are merged from the runs' HDR histograms, each on its own chart.",
-                           [charts.lines(f, "threads", "rate_ops_s", "configuration",
-                                         "Full cache: ops/s vs client threads", "ops/s", **x),
-                            *(charts.lines(f, "threads", m, "configuration", f"Full cache: latency {p} vs client threads",
+                           [charts.lines(f, "concurrency", "rate_ops_s", "configuration",
+                                         "Full cache: ops/s vs requests in flight", "ops/s", **x),
+                            *(charts.lines(f, "concurrency", m, "configuration", f"Full cache: latency {p} vs requests in flight",
                                            charts.latency_title(lat), **x) for m, p in PERCENTILES)])
 
         def cache() -> Any:
-            at = {c: t for c, t in rows[rows["cache"] == "empty"][["configuration", "threads"]].itertuples(index=False)}
+            at = {c: t for c, t in rows[rows["cache"] == "empty"][["configuration", "concurrency"]].itertuples(index=False)}
             c = rows[rows["configuration"].isin(list(at))]
-            c = c[(c["cache"] == "empty") | (c["threads"] == c["configuration"].map(at))].copy()
+            c = c[(c["cache"] == "empty") | (c["concurrency"] == c["configuration"].map(at))].copy()
             c["point"] = c["cache"].where(c["cache"] == "full", "empty, run " + c["run"].astype(str))
             c["configuration_point"] = c["configuration"] + ": " + c["point"]
             c = c.sort_values(["configuration", "point"])
