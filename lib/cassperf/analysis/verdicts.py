@@ -16,6 +16,8 @@
     within_band(values, reference, low, high, what) -> Verdict
                                                 every value between low x and high x a reference
     not_shown(reason, rule="") -> Verdict       undecided for a stated reason (a part not run, no distance)
+    tested(v, check) -> Verdict                 "not tested here" when the claim's manipulation check
+                                                (a Check measured in its runs) says it did not take
     claim(text, source, verdict, note="") -> Claim           a claims-table row
     claims_table(aa, claims) -> DataFrame       the A/A row first, then the claims; every verdict
                                                 withheld when the A/A row is significant
@@ -73,7 +75,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from cassperf.analysis.arms import ArmComparison, compare
-from cassperf.analysis.claims import FAILS, HOLDS, NOT_SHOWN, Claim
+from cassperf.analysis.claims import FAILS, HOLDS, NOT_SHOWN, NOT_TESTED, Claim
 from cassperf.analysis.format import fmt_p, fmt_pct
 from cassperf.analysis.power import ALPHA, mde_pct_at
 
@@ -89,18 +91,33 @@ AA_RULE = "A/A control: the arm against its identical twin; significant (p < 0.0
 WITHHELD = "withheld: the A/A control differs significantly ({aa}): this machine's noise is beyond what the " \
            "method can separate"
 CLAIM_COLUMNS = ["claim", "verdict", "reason", "change_pct", "ci_low_pct", "ci_high_pct", "p_value", "n_a", "n_b",
-                 "mde_pct", "measured", "rule", "note", "source"]
+                 "mde_pct", "measured", "check", "check_took", "rule", "note", "source", "arm_a", "arm_b"]
+
+
+@dataclass(frozen=True)
+class Check:
+    """Whether a claim's manipulation took in its runs (an emptied cache that read from disk, a
+    garbagecollect that compacted, data on tmpfs that spared the disk): ``took`` True, False, or
+    None where it could not be measured; ``figure`` the measured line that shows it; ``rule`` the
+    threshold, fixed before the data."""
+
+    what: str
+    took: bool | None
+    figure: str
+    rule: str = ""
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """A verdict ("holds", "does not hold", "not shown"), its one-line reason, the stated rule
-    and the comparison the figures columns come from (None for a claim without one)."""
+    """A verdict ("holds", "does not hold", "not tested here", "not shown"), its one-line reason,
+    the stated rule, the comparison the figures columns come from (None for a claim without one)
+    and the manipulation check it rests on (None: the claim manipulates nothing)."""
 
     verdict: str
     reason: str
     rule: str
     comparison: ArmComparison | None = None
+    check: Check | None = None
 
 
 def _undecided(c: ArmComparison, rule: str) -> Verdict | None:
@@ -228,19 +245,28 @@ def aa_control(c: ArmComparison) -> Verdict:
 
 
 def all_of(verdicts: Sequence[Verdict], rule: str = "") -> Verdict:
-    """Every part must hold (rule: module docstring); the comparison is the first part's."""
+    """Every part must hold (rule: module docstring); the comparison is the first part's. A part not
+    tested here makes the claim not tested here, unless another part, tested, does not hold. The
+    parts' manipulation checks are joined: not taken where one did not take."""
     if not verdicts:
         raise ValueError("all_of: no verdicts to combine")
     rule = rule or "; ".join(dict.fromkeys(v.rule for v in verdicts))
     first = verdicts[0].comparison
+    checks = [v.check for v in verdicts if v.check is not None]
+    check = None if not checks else Check(
+        checks[0].what, False if any(k.took is False for k in checks) else
+        (None if all(k.took is None for k in checks) else True),
+        "; ".join(dict.fromkeys(k.figure for k in checks)), checks[0].rule)
     for v in verdicts:
         if v.verdict == FAILS:
-            return Verdict(FAILS, v.reason, rule, first)
+            return Verdict(FAILS, v.reason, rule, first, check)
+    for v in verdicts:
+        if v.verdict == NOT_TESTED:
+            return Verdict(NOT_TESTED, v.reason, rule, first, check)
     for v in verdicts:
         if v.verdict != HOLDS:
-            return Verdict(NOT_SHOWN, v.reason, rule, first)
-    return Verdict(HOLDS, "; ".join(v.reason for v in verdicts), rule, first)
-
+            return Verdict(NOT_SHOWN, v.reason, rule, first, check)
+    return Verdict(HOLDS, "; ".join(v.reason for v in verdicts), rule, first, check)
 
 
 def not_shown(reason: str, rule: str = "") -> Verdict:
@@ -315,24 +341,38 @@ def within_band(values: Mapping[str, float], reference: float | None, low: float
     return Verdict(HOLDS if near else FAILS, f"{said}; {reference_name} {reference:.1f} {unit}: "
                                              f"{'all' if near else 'not all'} within {lo:.1f}-{hi:.1f} {unit}", rule)
 
+def tested(v: Verdict, check: Check) -> Verdict:
+    """``v`` resting on ``check``: "not tested here" when the manipulation did not take (the reason
+    is the check's figure), else ``v`` carrying the check (None: not measured, said beside it).
+    The check decides only between a verdict and "not tested here", never which verdict."""
+    if check.took is False:
+        return Verdict(NOT_TESTED, f"{check.what} did not take: {check.figure}",
+                       f"{v.rule}; tested only where {check.rule}" if check.rule else v.rule, v.comparison, check)
+    return replace(v, check=check)
+
+
 def claim(text: str, source: str, verdict: Verdict, note: str = "", measured: str = "") -> Claim:
-    """A claims-table row: the claim, its verdict and reason, and the comparison's figures
-    (measured defaults to the comparison's one-line text)."""
+    """A claims-table row: the claim, its verdict and reason, the comparison's figures (measured
+    defaults to the comparison's one-line text) and the manipulation check's figure."""
     c = verdict.comparison
     figures = {} if c is None else {
         "change_pct": c.change_pct, "ci_low_pct": c.ci_low_pct, "ci_high_pct": c.ci_high_pct, "p_value": c.p_value,
-        "n_a": c.n_a, "n_b": c.n_b, "mde_pct": c.mde_pct}
+        "n_a": c.n_a, "n_b": c.n_b, "mde_pct": c.mde_pct, "arm_a": c.arm_a, "arm_b": c.arm_b}
+    k = verdict.check
+    checked = {} if k is None else {"check": f"{k.what}: {k.figure}" if k.took is not None else
+                                    f"{k.what}: not measured ({k.figure})", "check_took": k.took}
     return Claim(text, source, measured or (f"{c.metric} {c.op}, {c.arm_b} against {c.arm_a}: {c.text}" if c else ""),
-                 verdict.verdict, verdict.rule, note, verdict.reason, **figures)
+                 verdict.verdict, verdict.rule, note, verdict.reason, **figures, **checked)
 
 
 def claims_table(aa: Claim, claims: Sequence[Claim]) -> pd.DataFrame:
     """The claims table (CLAIM_COLUMNS): the A/A row first, then the claims. When the A/A row does
     not hold, every other verdict becomes "not shown", its reason saying it was withheld (the
     figures stay)."""
-    if aa.verdict == FAILS:
+    if aa.verdict == FAILS:      # a claim not tested here stays so: its manipulation did not take, noise or not
         said = fmt_pct(aa.change_pct) + (f", {fmt_p(aa.p_value)}" if aa.p_value is not None else "")
-        claims = [replace(c, verdict=NOT_SHOWN, reason=WITHHELD.format(aa=said)) for c in claims]
+        claims = [c if c.verdict == NOT_TESTED else replace(c, verdict=NOT_SHOWN, reason=WITHHELD.format(aa=said))
+                  for c in claims]
     rows = [{k: getattr(c, k) for k in CLAIM_COLUMNS} for c in (aa, *claims)]
     out = pd.DataFrame(rows, columns=CLAIM_COLUMNS)
     for col in ("n_a", "n_b"):
@@ -343,4 +383,4 @@ def claims_table(aa: Claim, claims: Sequence[Claim]) -> pd.DataFrame:
 
 __all__ = ["CLAIM_COLUMNS", "Verdict", "aa_control", "all_of", "claim", "claims_table", "differs", "directional",
            "equivalent", "near_reference", "not_addressed", "not_shown", "pairs_of", "picked_pair", "plateau",
-           "within_band"]
+           "tested", "within_band", "Check"]

@@ -30,6 +30,7 @@ from typing import Any
 import pandas as pd
 from IPython.display import HTML, display
 
+from cassperf.analysis.claims import VERDICTS
 from cassperf.experiments.analysis import Analysis, Sections
 from cassperf.experiments.outcome import StudyOutcome
 from cassperf.experiments.study import Study
@@ -43,14 +44,15 @@ _STYLE = """<style>
 .cp-find tr.aa td{background:#f8fafc!important}
 .cp-find .v{font-weight:600;white-space:nowrap;border-radius:4px;padding:1px 6px}
 .cp-find .holds{background:#e3f9e5;color:#14612a}.cp-find .fails{background:#ffe3e3;color:#8a1c1c}
-.cp-find .none{background:#f1f4f7;color:#52606d}.cp-find .withheld{background:#fff3c4;color:#7c5e10}
+.cp-find .none{background:#f1f4f7;color:#52606d}.cp-find .untested{background:#e8eefc;color:#28428c}.cp-find .withheld{background:#fff3c4;color:#7c5e10}
 .cp-find .small{color:#52606d;font-size:12px}
 .cp-find .count{margin:6px 0 10px;font-size:13px}
 .cp-find details{margin:6px 0}.cp-find summary{cursor:pointer;color:#3e4c59;font-weight:600}
 .cp-find code{font-size:12px;background:#f1f4f7;padding:0 3px;border-radius:3px}
 </style>"""
 
-VERDICT_CLASS = {"holds": "holds", "does not hold": "fails", "not shown": "none", "withheld": "withheld",
+VERDICT_CLASS = {"holds": "holds", "does not hold": "fails", "not tested here": "untested", "not shown": "none",
+                 "withheld": "withheld",
                  "control": "none"}
 
 
@@ -62,16 +64,18 @@ def claims_html(claims: pd.DataFrame) -> str:
     """The claims table: claim, verdict (coloured) and its reason, measured here, rule, note; the
     A/A control is the first row (cassperf.analysis.verdicts.claims_table) and not counted."""
     counts = claims["verdict"].iloc[1:].value_counts() if not claims.empty else pd.Series(dtype=int)
-    summary = ", ".join(f"<b>{int(counts.get(v, 0))}</b> {v}" for v in ("holds", "does not hold", "not shown")
-                        if v in counts or v != "does not hold")
+    summary = ", ".join(f"<b>{int(counts.get(v, 0))}</b> {v}" for v in VERDICTS
+                        if v in counts or v in ("holds", "not shown"))
     rows = []
     for i, r in enumerate(claims.to_dict("records")):
         cls = VERDICT_CLASS.get(str(r.get("verdict")), "none")
         aa = " class='aa'" if i == 0 else ""
         reason = f"<div class='small'>{_esc(r.get('reason'))}</div>" if r.get("reason") else ""
+        check = f"<div class='small check'><b>Did it take?</b> {_esc(r.get('check'))}</div>" if r.get("check") else ""
+        limit = f"<div class='small limit'><b>Limit:</b> {_esc(r.get('limit'))}</div>" if r.get("limit") else ""
         rows.append(f"<tr{aa}><td>{_esc(r.get('claim'))}</td><td><span class='v {cls}'>{_esc(r.get('verdict'))}"
-                    f"</span>{reason}</td><td>{_esc(r.get('measured'))}</td><td class='small'>{_esc(r.get('rule'))}"
-                    f"{'<br>' + _esc(r.get('note')) if r.get('note') else ''}</td></tr>")
+                    f"</span>{reason}</td><td>{_esc(r.get('measured'))}{check}{limit}</td><td class='small'>"
+                    f"{_esc(r.get('rule'))}{'<br>' + _esc(r.get('note')) if r.get('note') else ''}</td></tr>")
     return (f"<p class='count'>Claims checked here: {summary}.</p><table><thead><tr><th>Published finding (our "
             f"words)</th><th>Verdict</th><th>Measured here</th><th>Rule, and what to keep in mind</th></tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table>")
