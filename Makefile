@@ -13,7 +13,7 @@ LAB_DIR ?= notebooks
 
 .DEFAULT_GOAL := help
 
-.PHONY: help setup jars browser mdadm ping iperf3 sshd container report lab test test-unit latte bench cluster-start cluster-status cluster-stop cluster-destroy clean
+.PHONY: help setup docs jars browser mdadm ping iperf3 sshd container report lab test test-unit latte bench cluster-start cluster-status cluster-stop cluster-destroy clean
 
 help: ## list the targets
 	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-16s %s\n", $$1, $$2}'
@@ -29,6 +29,9 @@ $(STAMP): pyproject.toml
 
 setup: $(STAMP) ## create .venv and install the pinned dependencies
 	@echo "cassperf installed in $(VENV)"
+
+docs: setup ## write the generated reference pages (docs/reference) from the code; make test checks they are current
+	$(BIN)/cassperf reference
 
 jars: setup ## resolve Cassandra's jars from Maven Central into the cache (reused later; progress on stderr)
 	$(BIN)/cassperf cluster fetch --version $(CASSANDRA_VERSION)
