@@ -36,7 +36,7 @@ docs: setup ## write the generated reference pages (docs/reference) from the cod
 jars: setup ## resolve Cassandra's jars from Maven Central into the cache (reused later; progress on stderr)
 	$(BIN)/cassperf cluster fetch --version $(CASSANDRA_VERSION)
 
-report: jars ## main job: run the report notebooks on the embedded local cluster -> reports/index.html (PARAMS=local|paper|FILE.yaml)
+report: jars ## main job: run the report notebooks on the embedded local cluster -> reports/index.html (PARAMS=local|FILE.yaml; the paper set needs your cluster: cassperf report --params paper -p contact_points ...)
 	$(BIN)/cassperf report --params $(PARAMS)
 
 # Kernels talk to the server over Unix sockets in Jupyter's runtime folder (0700), not TCP.

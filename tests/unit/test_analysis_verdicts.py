@@ -24,7 +24,7 @@ from cassperf.analysis.verdicts import (
     plateau,
 )
 
-SOURCE = "../shared/studies/x.md"
+SOURCE = "\"A study\" (a write-up of runs)"
 
 
 def paired(a: list[float], b: list[float]) -> ArmComparison:

@@ -28,7 +28,7 @@ VERDICTS = (HOLDS, FAILS, NOT_TESTED, NOT_SHOWN)
 @dataclass(frozen=True)
 class Claim:
     claim: str          # the published finding, in the project's words
-    source: str         # ../shared/studies/<file>
+    source: str         # the published study: its title and what it was
     measured: str       # the figures measured here
     verdict: str        # holds / does not hold / not tested here / not shown
     rule: str           # how the verdict was decided

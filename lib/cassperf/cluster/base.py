@@ -102,7 +102,7 @@ def _reason(err: BaseException | str) -> tuple[str, str]:
     return "network", (getattr(err, "strerror", None) or text).lower()
 
 
-HINTS = {"auth": "check CASSPERF_USERNAME / CASSPERF_PASSWORD (README: your own cluster)",
+HINTS = {"auth": "check CASSPERF_USERNAME / CASSPERF_PASSWORD (docs/guides/your-cluster.md)",
          "tls": "check that CASSPERF_SSL_CA names the CA that signed the nodes' certificates",
          "network": "check that the nodes are up and the contact points and port are right"}
 

@@ -1,4 +1,4 @@
-"""The deployment comparison (../shared/studies/003_*: cassandra-stress write, read and mixed at
+"""The deployment comparison (the published study: cassandra-stress write, read and mixed at
 a fixed 16 threads against each deployment of Cassandra on one machine, row rate per
 deployment, one table per machine) on the Study contract.
 
@@ -27,7 +27,7 @@ The deployments' nodes share the machine's cores, and a node goes on working aft
 ``quiet_max_s``, until every deployment's node is idle (cassperf.experiments.quiet), so that no
 run carries the work the run before left.
 
-Labels: deployment, machine, op, threads, and what was measured about the deployment before it
+Labels: deployment, machine, op, concurrency, and what was measured about the deployment before it
 started: cassandra (version), java (major of the runtime found), data_fs (the data folder's
 filesystem type). The sampler reads the same things on every deployment (no JMX): the nodes'
 process CPU (for node CPU per 1,000 rows) and CQL virtual tables, so no deployment pays for
@@ -52,7 +52,11 @@ from cassperf.experiments.study import Arm, Calibrated, Preparation, Study
 from cassperf.workload.spec import Ratio, WorkloadSpec
 
 STUDY = "deployment-comparison"
-SOURCE = "../shared/studies/003_854608a88be1fc82.txt"
+#: the published study, by its title and what it was
+SOURCE = ('"Performance Comparison"'
+          " (a comparison of Cassandra 3.11.16 deployments (Windows, WSL, WSL on a Windows drive, Ubuntu, "
+          "Docker) on four machines: cassandra-stress write, read and mixed at 16 threads over 500,000,000 "
+          "rows)")
 STORAGES = ("disk", "tmpfs", "container")
 OPS = ("write", "read", "mixed")
 _TOKEN = re.compile(r"(?P<version>\d+\.\d+\.\d+):java(?P<java>\d+):(?P<storage>[a-z]+)")
@@ -387,7 +391,7 @@ class DeploymentStudy(Study):
 
 # -- the published tables ----------------------------------------------------------------------
 
-#: The published tables (../shared/studies/003_*, Cassandra 3.11.16, 500,000,000 rows, 16
+#: The published tables (the published study, Cassandra 3.11.16, 500,000,000 rows, 16
 #: threads): machine -> (hardware as published, [(deployment, write, read, mixed row/s)]);
 #: None where the study shows "-".
 PUBLISHED: dict[str, tuple[str, list[tuple[str, int | None, int | None, int | None]]]] = {

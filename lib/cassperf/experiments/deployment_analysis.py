@@ -149,6 +149,6 @@ class DeploymentAnalysis(Analysis):
             from cassperf.experiments.deployment import published_frame
 
             return Section("What the study published", "Cassandra 3.11.16, 500,000,000 rows, 16 threads, per machine "
-                           "(../shared/studies/003_854608a88be1fc82.txt).", [published_frame().style.hide(axis="index")])
+                           f"({outcome.study.source}).", [published_frame().style.hide(axis="index")])
 
         return {"tables": tables, "published": published}

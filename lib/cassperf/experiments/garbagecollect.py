@@ -1,4 +1,4 @@
-"""The garbagecollect study (../shared/studies/002_*: `nodetool garbagecollect` on a live
+"""The garbagecollect study (the published study: `nodetool garbagecollect` on a live
 LeveledCompactionStrategy + LZ4 table under a fixed-rate read:write:delete = 5:4:1 load) on the
 Study contract.
 
@@ -53,7 +53,10 @@ from cassperf.sampler.base import cluster_nodes
 from cassperf.workload.spec import Compaction, Compression, Ratio, Replication, WorkloadSpec
 
 STUDY = "garbagecollect"
-SOURCE = "../shared/studies/002_6b376ac37883ce99.txt"
+#: the published study, by its title and what it was
+SOURCE = ('"7019-Test: Perf Comparison [12/10 LCS]"'
+          " (a test note: nodetool garbagecollect on a 3-node cluster of 200+ GB per node in one LCS + LZ4 "
+          "table, under a 5:4:1 read:write:delete load at a fixed rate)")
 PHASES = {"garbagecollect": "garbagecollect", "placebo": "placebo"}
 PLACEBO_TABLE = "placebo_empty"
 

@@ -2,7 +2,7 @@
 
 A full-cache run's figures are over its steady window, as in every study; an empty-cache run's
 over the **whole run**: the slow start of reads from an emptied cache is what it measures, and
-a warm-up rule would cut it off (figures()). The claims are the published study's findings (../shared/studies/004_*) in the project's words, each
+a warm-up rule would cut it off (figures()). The claims are the published study's findings in the project's words, each
 decided across runs by a rule fixed before the data, the A/A control first.
 """
 

@@ -220,7 +220,7 @@ class StudyParameters:
 
 class Study(StudyParameters):
     """The contract (module doc). Subclasses are frozen dataclasses of their parameters and set
-    ``name`` (the ``study`` label), ``title`` and ``source`` (../shared/studies/<file>)."""
+    ``name`` (the ``study`` label), ``title`` and ``source`` (the published study: its title and what it was)."""
 
     name: ClassVar[str] = ""
     title: ClassVar[str] = ""
