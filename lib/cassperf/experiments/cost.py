@@ -168,8 +168,8 @@ def _keyspaces(study: Study, arms: Sequence[Arm]) -> tuple[KeyspaceSize, ...]:
         rows = spec.population.high if spec.population is not None else (spec.n or 0)
         key = (context, spec.keyspace)
         old = found.get(key)
-        found[key] = KeyspaceSize(context, spec.keyspace, max(rows, old.rows if old else 0),
-                                  spec.column_count * spec.column_size, _factors(spec))
+        found[key] = KeyspaceSize(context, spec.keyspace, max(rows, old.rows if old else 0),     # the first load
+                                  spec.column_count * spec.column_size, old.factors if old else _factors(spec))  # made it
     return tuple(found.values())
 
 
@@ -214,9 +214,9 @@ def fmt_seconds(seconds: float) -> str:
     if seconds < 60:
         return f"{seconds:.1f} s".replace(".0 s", " s")
     if seconds < 3600:
-        m, s = divmod(round(seconds), 60)
+        m, s = divmod(math.floor(seconds + 0.5), 60)
         return f"{m} min {s} s" if s else f"{m} min"
-    h, m = divmod(round(seconds / 60), 60)
+    h, m = divmod(math.floor(seconds / 60 + 0.5), 60)
     return f"{h} h {m} min" if m else f"{h} h"
 
 
@@ -248,7 +248,8 @@ def cost_lines(cost: StudyCost, embedded: bool, per_run_s: float = RUN_OVERHEAD_
     unrecorded = [w for w in cost.run_warmups if w]
     out = [f"arms: {cost.arms}{twin}; {cost.repeats} repeats: {cost.runs} runs"
            + (f" of {_s(cost.run_durations)}" if cost.run_durations else "")
-           + (f" after {_s(cost.run_warmups)} unrecorded" if unrecorded else "")
+           + (f" after {_s(unrecorded)} unrecorded" + (" where the arm asks for it" if 0 in cost.run_warmups else "")
+              if unrecorded else "")
            + (f" ({cost.count_runs} by op count: their time is not known before)" if cost.count_runs else "")]
     out.append("concurrency: calibrated at run time (the knee found on the cluster)" if cost.calibrated
                else f"concurrency: {', '.join(cost.concurrencies)} in flight")
