@@ -4,7 +4,8 @@ drops).
 
 The executor keeps, in each study's record (``<runs>/.studies/<study>--<experiment>--<plan>.json``,
 ``clusters``), every context's cluster as it names itself, when the study first ran there: its
-``cluster_name``, its nodes' host ids, and the keyspaces it held then (``cluster_identity``). A
+``cluster_name``, its nodes' host ids, and the keyspaces it held then (``cluster_identity``,
+``keyspaces``). A
 keyspace is the study's when its plan names it (its preparations, arms, warm-up and calibration
 loads; for an old record, the keyspaces in its arms' specs), the record's cluster shares a host
 id with the one asked about, and it was not among the keyspaces held before. A record without
@@ -54,12 +55,15 @@ def cluster_identity(cluster: Any) -> dict[str, Any]:
     try:
         session = cluster.session()
         local = session.execute("SELECT cluster_name, host_id FROM system.local").one()
-        peers = [row[0] for row in session.execute("SELECT host_id FROM system.peers_v2")]
         keyspaces = [row[0] for row in session.execute("SELECT keyspace_name FROM system_schema.keyspaces")]
+        try:
+            peers = [row[0] for row in session.execute("SELECT host_id FROM system.peers_v2")]
+        except Exception:  # noqa: BLE001 - Cassandra before 4.0 has system.peers only
+            peers = [row[0] for row in session.execute("SELECT host_id FROM system.peers")]
     except Exception as exc:  # noqa: BLE001 - recorded, never raised: the study runs on without it
         return {**out, "error": f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}"}
     return {**out, "cluster_name": str(local[0]), "host_ids": sorted(str(h) for h in [local[1], *peers] if h),
-            "keyspaces_before": sorted(k for k in keyspaces if not k.startswith("system"))}
+            "keyspaces": sorted(k for k in keyspaces if not k.startswith("system"))}
 
 
 def _study(record: Mapping[str, Any]) -> Any:
@@ -113,7 +117,7 @@ def study_records(runs: Path) -> list[tuple[Path, dict[str, Any]]]:
 def made_on(identity: Mapping[str, Any], runs: Path) -> Found:
     """The keyspaces the studies recorded under ``runs`` made on the cluster of ``identity``
     (cluster_identity of it) and that it still holds; sorted by keyspace."""
-    hosts, present = set(identity.get("host_ids") or []), set(identity.get("keyspaces_before") or [])
+    hosts, present = set(identity.get("host_ids") or []), set(identity.get("keyspaces") or [])
     made: dict[str, Made] = {}
     unmatched = []
     for path, record in study_records(runs):
@@ -125,7 +129,7 @@ def made_on(identity: Mapping[str, Any], runs: Path) -> Found:
         for context, seen in clusters.items():
             if not isinstance(seen, dict) or not hosts & set(seen.get("host_ids") or []):
                 continue
-            before = set(seen.get("keyspaces_before") or [])
+            before = set(seen.get("keyspaces") or [])            # held when the study first ran there
             for keyspace in sorted(planned.get(context, set()) - before):
                 if keyspace in present and KEYSPACE_NAME.fullmatch(keyspace) and keyspace not in made:
                     made[keyspace] = Made(keyspace, str(record.get("study", "")), str(record.get("experiment", "")),
