@@ -15,9 +15,12 @@ EVERYTHING = frozenset(TOOLS)
 
 
 def _studies(parameter_set: str = "local", **explicit: object) -> list:
-    resolved = [resolve(p, parameter_set, {k: v for k, v in explicit.items() if k in resolve(p, parameter_set, {}).declared})
-                for p in select_notebooks(["02-multi-dc", "04-deployment-comparison", "05-storage-and-cache"])]
-    return check_studies(resolved)
+    """(notebook, Study) of 02, 04 and 05 with the set's parameters and those of ``explicit`` each declares."""
+    out = []
+    for path in select_notebooks(["02-multi-dc", "04-deployment-comparison", "05-storage-and-cache"]):
+        declared = resolve(path, parameter_set, {}).declared
+        out.append(resolve(path, parameter_set, {k: v for k, v in explicit.items() if k in declared}))
+    return check_studies(out)
 
 
 def test_a_fresh_machine_without_root_is_told_each_missing_part_and_the_command_that_adds_it() -> None:

@@ -136,8 +136,9 @@ def test_the_plan_of_01_paper_on_your_cluster_as_the_report_prints_it() -> None:
         f"{fmt_seconds(27_090 + 90 * RUN_OVERHEAD_S + 29 + 60)} and the preparations"]
     assert lines[-2:] == [f"  {PAPER_DATA}", overhead_note()]
     assert overhead_note() == (f"per-run overhead {fmt_seconds(RUN_OVERHEAD_S)} and the embedded cluster's "
-                               f"preparation rate {EMBEDDED_LOAD_ROWS_S:,.0f} rows/s: measured by bench/plan_overhead.py "
-                               f"on the executor's records of a make report of 01 (embedded cluster)")
+                               f"preparation rate {EMBEDDED_LOAD_ROWS_S:,.0f} rows/s: measured by "
+                               f"bench/plan_overhead.py on the executor's records of a make report of 01 "
+                               f"(embedded cluster)")
 
 
 NO_CONNECTION = textwrap.dedent("""

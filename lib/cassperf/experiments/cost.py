@@ -29,7 +29,6 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
 
 from cassperf.experiments.calibrate import LAST, MAX_CONCURRENCY, MIN_STEPS
 from cassperf.experiments.executor import CALIBRATION_WARMUP_S
@@ -167,9 +166,9 @@ def _keyspaces(study: Study, arms: Sequence[Arm]) -> tuple[KeyspaceSize, ...]:
     for context, spec in specs:
         rows = spec.population.high if spec.population is not None else (spec.n or 0)
         key = (context, spec.keyspace)
-        old = found.get(key)
-        found[key] = KeyspaceSize(context, spec.keyspace, max(rows, old.rows if old else 0),     # the first load
-                                  spec.column_count * spec.column_size, old.factors if old else _factors(spec))  # made it
+        old = found.get(key)            # the first load made the keyspace: its replication holds
+        found[key] = KeyspaceSize(context, spec.keyspace, max(rows, old.rows if old else 0),
+                                  spec.column_count * spec.column_size, old.factors if old else _factors(spec))
     return tuple(found.values())
 
 
@@ -288,7 +287,7 @@ def cost_lines(cost: StudyCost, embedded: bool, per_run_s: float = RUN_OVERHEAD_
     return out
 
 
-def plan_lines(heading: str, study: Any, embedded: bool) -> list[str]:
+def plan_lines(heading: str, study: Study, embedded: bool) -> list[str]:
     """A notebook's plan: ``heading``, then its cost lines (cost_lines) indented."""
     return [heading, *(f"  {line}" for line in cost_lines(study_cost(study), embedded))]
 

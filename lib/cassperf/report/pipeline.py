@@ -18,12 +18,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cassperf import config
 from cassperf.errors import CassperfError, ConfigError
 from cassperf.report.clusters import ClusterNeed, PipelineClusters, cluster_need, starts_own_clusters
+from cassperf.report.host_needs import Host
 from cassperf.report.params import Resolved, resolve, select_notebooks, set_label
+
+if TYPE_CHECKING:
+    from cassperf.experiments.study import Study
 
 
 @dataclass(frozen=True)
@@ -84,7 +88,7 @@ def study_class(notebook: Path) -> type | None:
     return getattr(importlib.import_module(module), name)
 
 
-def check_studies(resolved: list[Resolved]) -> list[tuple[Resolved, Any]]:
+def check_studies(resolved: list[Resolved]) -> list[tuple[Resolved, "Study"]]:
     """Every selected study notebook's parameters made into its Study and checked against the
     cluster they name, before any cluster starts: a bad value is one ConfigError line naming
     the notebook. Returns the (notebook, Study) pairs, notebooks that run no study left out."""
@@ -103,10 +107,10 @@ def check_studies(resolved: list[Resolved]) -> list[tuple[Resolved, Any]]:
     return made
 
 
-def host_gap_lines(studies: list[tuple[Resolved, Any]], host: Any = None) -> list[str]:
+def host_gap_lines(studies: list[tuple[Resolved, "Study"]], host: Host | None = None) -> list[str]:
     """What this machine will not make of the studies that run (not analyse_only), one line each
     with the command that adds it (cassperf.report.host_needs), under a heading; [] when nothing
-    is missing. ``host``: a host_needs.Host (default: this machine)."""
+    is missing. ``host``: what the machine has (default: this one)."""
     from cassperf.report import host_needs
 
     found = host_needs.gaps([(res.notebook.stem, study, str(res.effective.get("contact_points") or ""))
@@ -212,7 +216,7 @@ def _resolved(notebooks: list[str] | None, parameter_set: str, explicit: dict[st
 
 def plan_reports(notebooks: list[str] | None = None, parameter_set: str = "local",
                  explicit: dict[str, Any] | None = None, notebooks_dir: Path | None = None,
-                 host: Any = None) -> list[str]:
+                 host: Host | None = None) -> list[str]:
     """What ``run_reports`` with these arguments would run, in words (cassperf.experiments.cost):
     per selected notebook its arms, runs, load time and data size, then what this machine will not
     make (host_gap_lines). The parameters are checked as run_reports checks them, but no cluster
