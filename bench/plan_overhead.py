@@ -6,15 +6,19 @@ records of a real run (a make report) and the runs they name.
 
 Per study record (<runs>/.studies/*.json):
 
-- per-run overhead: each measured slot that ran, its seconds on the executor's clock (the record's
-  ``slots[...].seconds``: the idle wait, the arm's before action, starting the engine's workers and
-  the sampler, the load, storing the run) minus its load (the run's duration plus its unrecorded
-  warm-up, from the run's manifest); median, mean, 10th and 90th percentile, and the same for the
-  slots of arms without a before action (the cold runs of 01 flush and empty the caches first);
+- per-run overhead, every run: the executor's seconds (its last log line) less its preparations'
+  seconds, less the load of every other run it made (warm-up and calibration steps, the warm pass,
+  the measured runs: each run's duration plus its unrecorded warm-up, from its manifest), over the
+  number of those runs: what RUN_OVERHEAD_S states;
+- per-run overhead of the measured slots alone: each slot's seconds on the executor's clock (the
+  record's ``slots[...].seconds``: the idle wait, the arm's before action, starting the engine's
+  workers and the sampler, the load, storing the run) minus its load; median, mean, 10th and 90th
+  percentile, and the same for the slots of arms without a before action (the cold runs of 01
+  flush and empty the caches first);
 - preparations: each load line of the record's log (``load NAME: S s (run ID)``), its rows (the
   run's op count) over its seconds, and all of them together;
-- what the plan says of the record's parameters (cost.study_cost) against what ran: the measured
-  load, warm-up and calibration steps the record kept.
+- the plan (cost.study_cost of the record's study) at the warm-up and calibration steps the record
+  kept, against the executor's seconds.
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ from pathlib import Path
 from cassperf import config
 
 _LOAD = re.compile(r"load (?P<name>.+?): (?P<s>\d+) s \(run (?P<ids>[^)]+)\)")
+_TOTAL = re.compile(r"runs ran, .*; (?P<s>\d+) s$")
 
 
 def _manifest(runs: Path, run_id: str) -> dict:
@@ -81,6 +86,40 @@ def report(record_path: Path, runs: Path) -> None:
     steps = [len(w.get("runs", [])) for w in record.get("warmup", [])]
     calibration = record.get("calibration") or {}
     print(f"  warm-up steps per context: {steps}; calibration steps: {len(calibration.get('points', []))}")
+    totals = [float(m["s"]) for line in record.get("log", []) if (m := _TOTAL.search(line))]
+    if len(totals) != 1:
+        print(f"  {len(totals)} executions in this record: the overhead of every run needs one")
+        return
+    ids = [*(rid for w in record.get("warmup", []) for rid in w.get("runs", [])), *calibration.get("runs", []),
+           *(record.get("warm_pass") or {}).get("runs", []),
+           *(rid for slot in (record.get("slots") or {}).values() for rid in slot.get("runs", []))]
+    load = sum(_load_s(_manifest(runs, rid)) for rid in ids)
+    over = (totals[0] - seconds_total - load) / len(ids)
+    print(f"  per-run overhead, every run: ({totals[0]:.0f} s - {seconds_total:.0f} s of preparations - "
+          f"{load:.1f} s of load) / {len(ids)} runs = {over:.2f} s")
+    planned(record, steps, len(calibration.get("points", [])), over, rows_total / seconds_total, totals[0])
+
+
+def planned(record: dict, steps: list[int], calibration_steps: int, per_run_s: float, rows_s: float,
+            seconds: float) -> None:
+    """What the plan says at the steps this execution took, against its seconds."""
+    import dataclasses
+
+    from cassperf.experiments.cost import fmt_seconds, study_cost
+    from cassperf.experiments.made import rebuild_study
+
+    study = rebuild_study(record)
+    if study is None:
+        return
+    cost = study_cost(study)
+    if steps:
+        cost = dataclasses.replace(cost, warmup_steps=(steps[0], steps[0]))
+    if cost.calibration_steps != (0, 0):
+        cost = dataclasses.replace(cost, calibration_steps=(calibration_steps, calibration_steps))
+    span = cost.load(rows_s, per_run_s)
+    print(f"  the plan at these steps, {per_run_s:.2f} s per run and {rows_s:,.0f} rows/s: "
+          f"{fmt_seconds(span.low)} (to {fmt_seconds(span.high)} waiting for idle nodes); the executor: "
+          f"{fmt_seconds(seconds)}")
 
 
 def main() -> int:

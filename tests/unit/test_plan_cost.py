@@ -41,11 +41,11 @@ def test_01_local_on_the_embedded_cluster() -> None:
     assert cost_lines(cost, embedded=True, per_run_s=2.0, embedded_rows_s=1_000.0) == [
         "arms: 9 + the A/A twin of write rf=1; 6 repeats: 60 runs of 4 s after 1 s unrecorded",
         "concurrency: calibrated at run time (the knee found on the cluster)",
-        "load time: 7 min 52 s to 8 min 47 s",          # 300 + 120 + 9 + 18..60 + 10..22.5 + 15 s
+        "load time: 8 min 30 s to 10 min 3 s",          # 420 + 27 + 30..100 + 18..40.5 + 15 s
         "  measured runs: 60 x (4 s + 1 s + 2 s overhead) = 7 min",
-        "  warm pass:     9 arms x 1 s = 9 s",
-        "  warm-up:       6 to 20 steps x 3 s = 18 s to 1 min",
-        "  calibration:   4 to 9 steps x 2.5 s = 10 s to 22.5 s",
+        "  warm pass:     9 arms x (1 s + 2 s) = 27 s",
+        "  warm-up:       6 to 20 steps x (3 s + 2 s) = 30 s to 1 min 40 s",
+        "  calibration:   4 to 9 steps x (2.5 s + 2 s) = 18 s to 40.5 s",
         "  preparations:  3 loads, 15,000 rows at 1,000 rows/s = 15 s",
         "data: 3 keyspaces, 122.7 MB before compression (ks410rf1 5,000 rows x 4,090 B x RF 1 = 20.4 MB; ks410rf2 "
         "5,000 rows x 4,090 B x RF 2 = 40.9 MB; ks410rf3 5,000 rows x 4,090 B x RF 3 = 61.4 MB)",
@@ -59,10 +59,10 @@ def test_01_paper_on_a_named_cluster() -> None:
     assert cost_lines(cost, embedded=False, per_run_s=2.0, example_rows_s=20_000.0) == [
         "arms: 29 + the A/A twin of write rf=1; 3 repeats: 90 runs of 5 min after 1 s unrecorded",
         "concurrency: 16, 32, 64, 128, 256, 512 in flight",
-        "load time: 7 h 35 min to 7 h 36 min and the preparations",    # 90 x 303 s + 29 s + 18..60 s
+        "load time: 7 h 36 min to 7 h 38 min and the preparations",    # 90 x 303 s + 29 x 3 s + 30..100 s
         "  measured runs: 90 x (5 min + 1 s + 2 s overhead) = 7 h 35 min",
-        "  warm pass:     29 arms x 1 s = 29 s",
-        "  warm-up:       6 to 20 steps x 3 s = 18 s to 1 min",
+        "  warm pass:     29 arms x (1 s + 2 s) = 1 min 27 s",
+        "  warm-up:       6 to 20 steps x (3 s + 2 s) = 30 s to 1 min 40 s",
         "  preparations:  6 loads, 60,000,000 rows, at your cluster's write rate (at 20,000 rows/s: 50 min; not in "
         "the load time above)",
         PAPER_DATA,
@@ -101,11 +101,11 @@ def test_the_arithmetic_on_a_study_made_for_it() -> None:
         "arms: 3 + the A/A twin of a write; 2 repeats: 8 runs of 10 s after 1 s unrecorded where the arm asks for "
         "it (2 by op count: their time is not known before)",
         "concurrency: 8, 200 in flight",
-        "load time: 2 min 12 s to 2 min 36 s",          # 64 + 6 + 40 + 10 + 8 x 1.5 (+ 8 x 3 waiting)
+        "load time: 2 min 29 s to 2 min 53 s",          # 64 + 8 x 1.5 (+ 8 x 3 waiting) + 10.5 + 52 + 10
         "  measured runs: 8 x (10 s + its warm-up + 1.5 s overhead + up to 3 s for idle nodes) = 1 min 16 s to "
         "1 min 40 s",
-        "  warm pass:     3 arms x 2 s = 6 s",
-        "  warm-up:       4 steps x 5 s on each of 2 clusters = 40 s",
+        "  warm pass:     3 arms x (2 s + 1.5 s) = 10.5 s",
+        "  warm-up:       4 steps x (5 s + 1.5 s) on each of 2 clusters = 52 s",
         "  preparations:  1 load, 1,000 rows at 100 rows/s = 10 s",
         # two_b is made by b mixed (RF 2 in dc1, 1 in dc2) before b count would make it with RF 1
         "data: 2 keyspaces, 370.0 kB before compression (two_a on a 1,000 rows x 100 B x RF 1 = 100.0 kB; two_b on b "
@@ -132,8 +132,8 @@ def test_the_plan_of_01_paper_on_your_cluster_as_the_report_prints_it() -> None:
         "01-replication-factor, parameter set paper, on your cluster 10.0.0.1:",
         "  arms: 29 + the A/A twin of write rf=1; 3 repeats: 90 runs of 5 min after 1 s unrecorded",
         "  concurrency: 16, 32, 64, 128, 256, 512 in flight",
-        f"  load time: {fmt_seconds(27_090 + 90 * RUN_OVERHEAD_S + 29 + 18)} to "
-        f"{fmt_seconds(27_090 + 90 * RUN_OVERHEAD_S + 29 + 60)} and the preparations"]
+        f"  load time: {fmt_seconds(27_090 + (90 + 29 + 6) * RUN_OVERHEAD_S + 29 + 6 * 3)} to "
+        f"{fmt_seconds(27_090 + (90 + 29 + 20) * RUN_OVERHEAD_S + 29 + 20 * 3)} and the preparations"]
     assert lines[-2:] == [f"  {PAPER_DATA}", overhead_note()]
     assert overhead_note() == (f"per-run overhead {fmt_seconds(RUN_OVERHEAD_S)} and the embedded cluster's "
                                f"preparation rate {EMBEDDED_LOAD_ROWS_S:,.0f} rows/s: measured by "

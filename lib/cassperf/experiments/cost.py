@@ -12,8 +12,11 @@ Load time, in seconds, is what the executor (cassperf.experiments.executor) runs
   doubling) of ``calibrate_s`` plus its unrecorded ``CALIBRATION_WARMUP_S``;
 - the warm pass: every arm once for ``warm_arm_s``;
 - the measured runs: (arms + the A/A twin) x ``repeats``, each its duration plus its unrecorded
-  ``warmup_s`` (arms whose spec asks for it) plus ``RUN_OVERHEAD_S``, and up to ``quiet_max_s``
-  waiting for idle nodes.
+  ``warmup_s`` (arms whose spec asks for it), and up to ``quiet_max_s`` waiting for idle nodes.
+
+Every run but a preparation's (a warm-up or calibration step, a warm pass, a measured run) also
+costs ``RUN_OVERHEAD_S``: starting the engine's workers and the sampler, storing the run, saving
+the record.
 
 Data size: per keyspace, rows (the highest key a preparation or a write reaches) x row bytes
 (``column_count`` x ``column_size``) x replicas (all DCs), before compression and Cassandra's own
@@ -35,13 +38,14 @@ from cassperf.experiments.executor import CALIBRATION_WARMUP_S
 from cassperf.experiments.study import Arm, Calibrated, Study
 from cassperf.workload.spec import WorkloadSpec
 
-#: seconds a measured run takes beyond its load (its duration and unrecorded warm-up): starting
-#: the engine's workers and the sampler, storing the run, the executor's record. The median over
-#: the slots of the executor's record of 01 in a make report on the embedded cluster
-#: (bench/plan_overhead.py prints it from the records under data/runs/.studies/).
-RUN_OVERHEAD_S = 2.5
-#: rows/s of the preparations' loads on the embedded cluster (the same records: rows over seconds)
-EMBEDDED_LOAD_ROWS_S = 2_000.0
+#: seconds a run takes beyond its load (its duration and unrecorded warm-up): the executor's time
+#: after its preparations, less the load of every run it made, over those runs, in its record of 01
+#: in a make report on the embedded cluster (bench/plan_overhead.py prints it from the records
+#: under data/runs/.studies/, with the slots' own figure beside it)
+RUN_OVERHEAD_S = 0.8
+#: rows/s of the preparations' loads on the embedded cluster, creating the schema included (the
+#: same record: their rows over the seconds its log gives them)
+EMBEDDED_LOAD_ROWS_S = 366.0
 #: the write rate a named cluster's preparation time is given at (an example: its own rate is not
 #: known before the run)
 EXAMPLE_LOAD_ROWS_S = 10_000.0
@@ -96,8 +100,9 @@ class StudyCost:
     measured_s: float           # load of every measured run (duration + warm-up), s
     count_runs: int             # measured runs given by op count (their time is not known)
     quiet_max_s: float          # the most a run waits for idle nodes, s
-    warm_pass_s: float
-    warmup_steps: tuple[int, int]
+    warm_pass_runs: int         # arms run once each before block 1 (0: no warm pass)
+    warm_arm_s: int
+    warmup_steps: tuple[int, int]       # per context (cluster)
     warm_step_s: int
     calibration_steps: tuple[int, int]      # (0, 0): the study does not calibrate
     calibration_step_s: float
@@ -111,24 +116,30 @@ class StudyCost:
     def runs(self) -> int:
         return (self.arms + (self.aa_arm is not None)) * self.repeats
 
-    @property
-    def warmup(self) -> Span:
-        return Span(*(self.contexts * n * self.warm_step_s for n in self.warmup_steps))
+    def measured(self, per_run_s: float = RUN_OVERHEAD_S) -> Span:
+        """The measured runs, each with its overhead, and up to quiet_max_s waiting before it."""
+        low = self.measured_s + self.runs * per_run_s
+        return Span(low, low + self.runs * self.quiet_max_s)
 
-    @property
-    def calibration(self) -> Span:
-        return Span(*(n * self.calibration_step_s for n in self.calibration_steps))
+    def warm_pass(self, per_run_s: float = RUN_OVERHEAD_S) -> Span:
+        s = self.warm_pass_runs * (self.warm_arm_s + per_run_s)
+        return Span(s, s)
 
-    def overhead(self, per_run_s: float = RUN_OVERHEAD_S) -> Span:
-        return Span(self.runs * per_run_s, self.runs * (per_run_s + self.quiet_max_s))
+    def warmup(self, per_run_s: float = RUN_OVERHEAD_S) -> Span:
+        return Span(*(self.contexts * n * (self.warm_step_s + per_run_s) for n in self.warmup_steps))
+
+    def calibration(self, per_run_s: float = RUN_OVERHEAD_S) -> Span:
+        return Span(*(n * (self.calibration_step_s + per_run_s) for n in self.calibration_steps))
 
     def preparation_s(self, rows_per_s: float) -> float:
         return self.preparation_rows / rows_per_s
 
     def load(self, rows_per_s: float | None, per_run_s: float = RUN_OVERHEAD_S) -> Span:
-        """The load time; the preparations' only at a known rate (None: left out)."""
-        fixed = self.measured_s + self.warm_pass_s + (self.preparation_s(rows_per_s) if rows_per_s else 0.0)
-        return Span(fixed, fixed) + self.warmup + self.calibration + self.overhead(per_run_s)
+        """The load time, every run with ``per_run_s`` of overhead; the preparations' only at a
+        known rate (None: left out)."""
+        prepared = self.preparation_s(rows_per_s) if rows_per_s else 0.0
+        return (Span(prepared, prepared) + self.measured(per_run_s) + self.warm_pass(per_run_s)
+                + self.warmup(per_run_s) + self.calibration(per_run_s))
 
     @property
     def data_bytes(self) -> int:
@@ -196,7 +207,7 @@ def study_cost(study: Study) -> StudyCost:
         study=study.name, arms=len(arms), aa_arm=aa_arm, repeats=study.repeats, contexts=contexts,
         run_durations=tuple(sorted(durations)), run_warmups=tuple(sorted(warmups)), measured_s=load_s,
         count_runs=count_runs, quiet_max_s=float(study.quiet_max_s),
-        warm_pass_s=float(study.warm_arm_s * len(arms)) if study.warm_arm_s > 0 else 0.0,
+        warm_pass_runs=len(arms) if study.warm_arm_s > 0 else 0, warm_arm_s=study.warm_arm_s,
         warmup_steps=(low_steps, study.warm_max_steps) if warms else (0, 0), warm_step_s=study.warm_step_s,
         calibration_steps=(4, int(math.log2(MAX_CONCURRENCY)) + 1) if calibrates else (0, 0),
         calibration_step_s=study.calibrate_s + min(study.warmup_s, CALIBRATION_WARMUP_S),
@@ -258,17 +269,18 @@ def cost_lines(cost: StudyCost, embedded: bool, per_run_s: float = RUN_OVERHEAD_
     per_run = _s(cost.run_durations) if len(cost.run_durations) == 1 else "its duration"
     warm = (f" + {_s(cost.run_warmups)}" if len(cost.run_warmups) == 1 else " + its warm-up") if unrecorded else ""
     quiet = f" + up to {fmt_seconds(cost.quiet_max_s)} for idle nodes" if cost.quiet_max_s else ""
-    parts = [("measured runs", f"{cost.runs} x ({per_run}{warm} + {fmt_seconds(per_run_s)} overhead{quiet})",
-              Span(cost.measured_s, cost.measured_s) + cost.overhead(per_run_s))]
-    if cost.warm_pass_s:
-        parts.append(("warm pass", f"{cost.arms} arms x {fmt_seconds(cost.warm_pass_s / cost.arms)}",
-                      Span(cost.warm_pass_s, cost.warm_pass_s)))
+    over = f" + {fmt_seconds(per_run_s)}"
+    parts = [("measured runs", f"{cost.runs} x ({per_run}{warm}{over} overhead{quiet})", cost.measured(per_run_s))]
+    if cost.warm_pass_runs:
+        parts.append(("warm pass", f"{cost.warm_pass_runs} arms x ({fmt_seconds(cost.warm_arm_s)}{over})",
+                      cost.warm_pass(per_run_s)))
     if cost.warmup_steps != (0, 0):
         where = f" on each of {cost.contexts} clusters" if cost.contexts > 1 else ""
-        parts.append(("warm-up", f"{_steps(cost.warmup_steps)} x {fmt_seconds(cost.warm_step_s)}{where}", cost.warmup))
+        parts.append(("warm-up", f"{_steps(cost.warmup_steps)} x ({fmt_seconds(cost.warm_step_s)}{over}){where}",
+                      cost.warmup(per_run_s)))
     if cost.calibration_steps != (0, 0):
-        parts.append(("calibration", f"{_steps(cost.calibration_steps)} x {fmt_seconds(cost.calibration_step_s)}",
-                      cost.calibration))
+        parts.append(("calibration", f"{_steps(cost.calibration_steps)} x ({fmt_seconds(cost.calibration_step_s)}"
+                                     f"{over})", cost.calibration(per_run_s)))
     for name, how, span in parts:
         out.append(f"  {name + ':':15}{how} = {fmt_span(span)}")
     if cost.preparations:

@@ -66,7 +66,7 @@ def cluster_identity(cluster: Any) -> dict[str, Any]:
             "keyspaces": sorted(k for k in keyspaces if not k.startswith("system"))}
 
 
-def _study(record: Mapping[str, Any]) -> Any:
+def rebuild_study(record: Mapping[str, Any]) -> Any:
     """The record's Study rebuilt from its class and parameters, or None when it cannot be."""
     module, _, name = str(record.get("study_class", "")).rpartition(".")
     try:
@@ -84,7 +84,7 @@ def planned_keyspaces(record: Mapping[str, Any]) -> dict[str, set[str]]:
         specs = arm.get("spec")
         text = " ".join(specs) if isinstance(specs, list) else str(specs or "")
         out.setdefault(str(arm.get("context") or ""), set()).update(_SPEC_KEYSPACE.findall(text))
-    study = _study(record)
+    study = rebuild_study(record)
     if study is not None:
         from cassperf.experiments.study import Calibrated
 
