@@ -32,12 +32,10 @@ def test_clean_drops_what_a_study_made_there_and_nothing_else(make_cluster, tmp_
     cluster = make_cluster("clean", "dc1:1", ADDRESS).start()
     runs = tmp_path / "data" / "runs"
     monkeypatch.setenv("CASSPERF_DATA", str(tmp_path / "data"))
-    monkeypatch.setenv("CASSPERF_USERNAME", cluster.access().cql.user)
-    monkeypatch.setenv("CASSPERF_PASSWORD", cluster.access().cql.password)
     session = cluster.session()
-    for keyspace in ("userdata", "cleantest_b1"):       # the user's, before any study ran here
-        session.execute(f"CREATE KEYSPACE {keyspace} WITH replication = {{'class': 'SimpleStrategy', "
-                        f"'replication_factor': 1}}")
+    # the user's, before any study ran here; cleantest_b1 as the study would make it, so that it loads there
+    session.execute("CREATE KEYSPACE userdata WITH replication = {'class': 'SimpleStrategy', 'replication_factor': 1}")
+    session.execute("CREATE KEYSPACE cleantest_b1 WITH replication = {'class': 'NetworkTopologyStrategy', 'dc1': 1}")
     made = RFStudy(experiment="clean-a", keyspace_prefix="cleantest_a", **SMALL)
     found = RFStudy(experiment="clean-b", keyspace_prefix="cleantest_b", **SMALL)    # its keyspace was there
     for study in (made, found):
@@ -45,6 +43,8 @@ def test_clean_drops_what_a_study_made_there_and_nothing_else(make_cluster, tmp_
         assert (done.ran, done.failed) == (4, 0)
     assert _keyspaces(cluster) == {"userdata", "cleantest_a1", "cleantest_b1"}
     assert "cleantest_b1" in record_path(runs, found).read_text()          # kept as there before the study
+    monkeypatch.setenv("CASSPERF_USERNAME", cluster.access().cql.user)      # as for a cluster of yours
+    monkeypatch.setenv("CASSPERF_PASSWORD", cluster.access().cql.password)
 
     listing = [f"the studies of {runs} made on cluster clean at {ADDRESS}:",
                f"  cleantest_a1: replication-factor, experiment clean-a, record {record_path(runs, made).name}"]
