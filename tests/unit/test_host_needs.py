@@ -38,13 +38,20 @@ def test_a_fresh_machine_without_root_is_told_each_missing_part_and_the_command_
 
 
 def test_root_without_the_packages_is_told_the_make_targets() -> None:
-    assert host_gap_lines(_studies(), Host(frozenset({"podman", "ping"}), root=True)) == [
+    assert host_gap_lines(_studies(), Host(frozenset({"podman", "ping", "ip"}), root=True)) == [
         "not made on this machine (each report says so too):",
         "  02-multi-dc: the network baseline's iperf3 rows will say \"not measured\" (iperf3 not installed); "
         "add it: make iperf3",
         "  04-deployment-comparison: deployment 5.0.6-java17-container will not be made (runc, debootstrap not "
         "installed); add it: make container",
     ]
+
+
+def test_root_without_iproute2_gets_no_distance_between_the_dcs() -> None:
+    multidc = [(r.notebook.stem, s, "") for r, s in _studies() if r.notebook.stem == "02-multi-dc"]
+    assert [g.line() for g in gaps(multidc, Host(EVERYTHING - {"ip"}, root=True))] == [
+        "02-multi-dc: no 27 ms distance between the DCs (the study runs without it: iproute2's ip not installed); "
+        "add it: apt-get install iproute2"]
 
 
 def test_root_with_what_make_report_installs_hears_nothing() -> None:

@@ -7,7 +7,8 @@ connects to nothing.
   (``make container``, Debian packages) and root (rootful podman); without them it is "not made".
 - 02 (multi-dc): its network baseline runs iperf3 and ping where the clients run (this machine
   unless ``client_hosts`` names others); without them those rows say "not measured". The distance
-  between the embedded cluster's DCs (``inter_dc_rtt_ms``) needs root (network namespaces).
+  between the embedded cluster's DCs (``inter_dc_rtt_ms``) needs root (network namespaces) and
+  iproute2's ``ip``.
 - 05 (storage-and-cache): the loop-device configurations (``loop_chunk_kbs``) need root.
 
 ``make report`` installs the packages when run as root (as ``make test`` does); a user who is not
@@ -26,8 +27,10 @@ from typing import Any
 CONTAINER_TOOLS = ("podman", "runc", "debootstrap")
 #: what the multi-DC baseline runs at each client location, and the make target that installs it
 BASELINE_TOOLS = (("iperf3", "iperf3"), ("ping", "ping"))
+#: what the distance between the embedded cluster's DCs needs besides root (network namespaces)
+DISTANCE_TOOL = "ip"
 #: every program this module asks about
-TOOLS = (*CONTAINER_TOOLS, *(tool for tool, _ in BASELINE_TOOLS))
+TOOLS = (*CONTAINER_TOOLS, *(tool for tool, _ in BASELINE_TOOLS), DISTANCE_TOOL)
 
 
 @dataclass(frozen=True)
@@ -85,9 +88,12 @@ def _multidc_gaps(notebook: str, study: Any, embedded: bool, host: Host) -> list
             if tool not in host.tools:
                 out.append(Gap(notebook, f"the network baseline's {tool} rows will say \"not measured\" "
                                          f"({tool} not installed)", _install(target, host)))
-    if embedded and study.inter_dc_rtt_ms and not host.root:
-        out.append(Gap(notebook, f"no {study.inter_dc_rtt_ms:g} ms distance between the DCs (the study runs "
-                                 f"without it: network namespaces need root)", "sudo make report"))
+    if embedded and study.inter_dc_rtt_ms:
+        gone = f"no {study.inter_dc_rtt_ms:g} ms distance between the DCs (the study runs without it: "
+        if not host.root:
+            out.append(Gap(notebook, gone + "network namespaces need root)", "sudo make report"))
+        elif DISTANCE_TOOL not in host.tools:
+            out.append(Gap(notebook, gone + "iproute2's ip not installed)", "apt-get install iproute2"))
     return out
 
 
