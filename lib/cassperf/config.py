@@ -5,6 +5,7 @@ Environment overrides:
   CASSPERF_DATA   runs and local clusters (default: <root>/data)
   CASSPERF_REPORTS  executed notebooks and HTML (default: <root>/reports)
   CASSPERF_CACHE  cache for downloaded jars (default: ~/.cache/cassperf)
+  CASSPERF_FIXTURES  real tool output the log explorer reads by default (default: <root>/tests/fixtures/public)
 """
 
 from __future__ import annotations
@@ -57,11 +58,12 @@ def cache_dir() -> Path:
 
 
 def fixtures_dir() -> Path:
-    """The shared folder of real tool output (../shared/fixtures beside the checkout)."""
+    """Real tool output from public repositories that the repository carries (tests/fixtures/public,
+    each file with its source note), or CASSPERF_FIXTURES."""
     env = os.environ.get("CASSPERF_FIXTURES")
     if env:
         return Path(env)
-    return project_root().parent / "shared" / "fixtures"
+    return project_root() / "tests" / "fixtures" / "public"
 
 
 #: set in the environment of every kernel `cassperf report` runs (report.execute): the notebook

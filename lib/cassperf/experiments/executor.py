@@ -6,6 +6,9 @@ In order, every step recorded in the study's record (``<runs>/.studies/<study>--
 1. ``study.check_cluster(cluster)`` refuses a cluster the plan cannot run on, before any load.
 2. What a killed run left is released (cassperf.cluster.reaper), then the study's contexts open
    (its clusters: one per deployment, a loop filesystem ...) and its runner (client placement).
+   The first time, each context's cluster is kept in the record as it names itself, with the
+   keyspaces it held then (``clusters``: what the study creates there is its own, for
+   ``cassperf clean``).
 3. Preparations (role=load): the rows the arms read, once per plan; skipped while stored and
    their keyspace exists.
 4. Warm-up (role=warmup), on every context, each time the executor has runs to make: steps of
@@ -197,6 +200,18 @@ class _Executor:
                                warmup_s=self.study.warmup_s if warmup_s is None else warmup_s, sample=sample,
                                sampler=self.study.SAMPLER)
 
+    def note_clusters(self) -> None:
+        """Each context's cluster as it names itself and the keyspaces it held, kept in the record
+        (``clusters``) the first time the plan runs there: what the study then creates there is
+        its own (cassperf.experiments.made, ``cassperf clean``)."""
+        from cassperf.experiments.made import cluster_identity
+
+        known = self.record.data.setdefault("clusters", {})
+        for name, cluster in self.contexts.items():
+            if name not in known:
+                known[name] = cluster_identity(cluster)
+        self.record.save()
+
     def prepare(self) -> None:
         """Preparations (role=load), skipped while stored and their keyspace exists."""
         present = {name: _keyspaces(c) for name, c in self.contexts.items()}
@@ -374,6 +389,7 @@ def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
         record.log(line)                      # what a killed run left, released before the contexts open
     with study.contexts(cluster) as contexts, study.runner(contexts) as runner:
         ex = _Executor(study, contexts, runner, root, record, log)
+        ex.note_clusters()
         notes = study.setting_notes()
         if notes:
             record.data["notes"] = notes

@@ -18,12 +18,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from cassperf import config
 from cassperf.errors import CassperfError, ConfigError
 from cassperf.report.clusters import ClusterNeed, PipelineClusters, cluster_need, starts_own_clusters
+from cassperf.report.host_needs import Host
 from cassperf.report.params import Resolved, resolve, select_notebooks, set_label
+
+if TYPE_CHECKING:
+    from cassperf.experiments.study import Study
 
 
 @dataclass(frozen=True)
@@ -84,10 +88,11 @@ def study_class(notebook: Path) -> type | None:
     return getattr(importlib.import_module(module), name)
 
 
-def check_studies(resolved: list[Resolved]) -> None:
+def check_studies(resolved: list[Resolved]) -> list[tuple[Resolved, "Study"]]:
     """Every selected study notebook's parameters made into its Study and checked against the
     cluster they name, before any cluster starts: a bad value is one ConfigError line naming
-    the notebook."""
+    the notebook. Returns the (notebook, Study) pairs, notebooks that run no study left out."""
+    made = []
     for res in resolved:
         cls = study_class(res.notebook)
         if cls is None:
@@ -98,6 +103,21 @@ def check_studies(resolved: list[Resolved]) -> None:
                 study.check_parameters(res.effective)
         except ConfigError as exc:
             raise ConfigError(f"{res.notebook.name}: {exc}") from None
+        made.append((res, study))
+    return made
+
+
+def host_gap_lines(studies: list[tuple[Resolved, "Study"]], host: Host | None = None) -> list[str]:
+    """What this machine will not make of the studies that run (not analyse_only), one line each
+    with the command that adds it (cassperf.report.host_needs), under a heading; [] when nothing
+    is missing. ``host``: what the machine has (default: this one)."""
+    from cassperf.report import host_needs
+
+    found = host_needs.gaps([(res.notebook.stem, study, str(res.effective.get("contact_points") or ""))
+                             for res, study in studies if not res.effective.get("analyse_only")], host)
+    if not found:
+        return []
+    return ["not made on this machine (each report says so too):", *(f"  {gap.line()}" for gap in found)]
 
 
 def check_named_clusters(resolved: list[Resolved]) -> None:
@@ -181,6 +201,51 @@ def _cluster_label(res: Resolved, need: ClusterNeed | None) -> str:
     return "none"
 
 
+def _resolved(notebooks: list[str] | None, parameter_set: str, explicit: dict[str, Any],
+              notebooks_dir: Path | None) -> list[Resolved]:
+    """The selected notebooks' effective parameters; an explicit one no selected notebook declares
+    is one ConfigError."""
+    paths = select_notebooks(notebooks, notebooks_dir)
+    resolved = [resolve(p, parameter_set, explicit) for p in paths]
+    for key in explicit:
+        if key != "show_code" and not any(key in r.declared for r in resolved):
+            raise ConfigError(f"parameter {key!r} is not a parameter of any selected notebook "
+                              f"({', '.join(p.name for p in paths)})")
+    return resolved
+
+
+def plan_reports(notebooks: list[str] | None = None, parameter_set: str = "local",
+                 explicit: dict[str, Any] | None = None, notebooks_dir: Path | None = None,
+                 host: Host | None = None) -> list[str]:
+    """What ``run_reports`` with these arguments would run, in words (cassperf.experiments.cost):
+    per selected notebook its arms, runs, load time and data size, then what this machine will not
+    make (host_gap_lines). The parameters are checked as run_reports checks them, but no cluster
+    is started or connected to, and nothing is written."""
+    from cassperf.experiments.cost import overhead_note, plan_lines
+
+    resolved = _resolved(notebooks, parameter_set, dict(explicit or {}), notebooks_dir)
+    studies = dict((res.notebook, study) for res, study in check_studies(resolved))
+    label = set_label(parameter_set)
+    out: list[str] = []
+    for res in resolved:
+        points = str(res.effective.get("contact_points") or "").strip()
+        need = cluster_need(res.effective)
+        where = (f"your cluster {points}" if points else f"the embedded cluster {need.label}" if need
+                 else "embedded clusters of its own, one per deployment" if starts_own_clusters(res.effective)
+                 else "no cluster")
+        heading = f"{res.notebook.stem}, parameter set {label}, on {where}:"
+        study = studies.get(res.notebook)
+        if study is None:
+            out += [heading, "  runs no study (no load)"]
+        elif res.effective.get("analyse_only"):
+            out += [heading, "  analyse_only: runs no load (it reads the stored runs)"]
+        else:
+            out += plan_lines(heading, study, embedded=not points)
+    out += host_gap_lines(list((res, studies[res.notebook]) for res in resolved if res.notebook in studies), host)
+    out.append(overhead_note())
+    return out
+
+
 def run_reports(notebooks: list[str] | None = None, parameter_set: str = "local",
                 explicit: dict[str, Any] | None = None, reports_dir: Path | None = None,
                 notebooks_dir: Path | None = None, show_code: bool = False, start_clusters: bool = True,
@@ -196,17 +261,14 @@ def run_reports(notebooks: list[str] | None = None, parameter_set: str = "local"
     from cassperf.report.index import write_index
 
     reports = reports_dir or config.reports_dir()
-    paths = select_notebooks(notebooks, notebooks_dir)
     explicit = dict(explicit or {})
     if show_code:
         explicit["show_code"] = True
-    resolved = [resolve(p, parameter_set, explicit) for p in paths]
-    for key in explicit:
-        if key != "show_code" and not any(key in r.declared for r in resolved):
-            raise ConfigError(f"parameter {key!r} is not a parameter of any selected notebook "
-                              f"({', '.join(p.name for p in paths)})")
-    check_studies(resolved)
+    resolved = _resolved(notebooks, parameter_set, explicit, notebooks_dir)
+    studies = check_studies(resolved)
     check_named_clusters(resolved)
+    for line in host_gap_lines(studies):
+        log(line)
     variant = report_variant(parameter_set, explicit)
     plans = [(r, cluster_need(r.effective) if start_clusters else None) for r in resolved]
     label = set_label(parameter_set)
