@@ -171,7 +171,7 @@ DC_NETWORK = """
 @pytest.mark.notebook
 def test_a_killed_dc_network_is_removed_by_the_next_report_run(world: World, tmp_path: Path) -> None:
     # issue 18: after a killed 02 the namespaces and the delay router stayed up, also after a re-run
-    from cassperf.report import run_reports
+    from cassperf.workbook.preflight import run_reports
     from tests.notebooks.reportkit import write_notebook
 
     child, (_, router) = world.child(DC_NETWORK.format(name="lab-far", host=1))

@@ -1,5 +1,5 @@
 """What the report says, before the first study, that this machine will not make of the selected
-studies (cassperf.report.host_needs): the studies are the real notebooks' Study objects with
+studies (cassperf.experiments.host_needs): the studies are the real notebooks' Study objects with
 their parameter sets, the machine a Host with or without root and the packages `make report`
 installs."""
 
@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import pytest
 
-from cassperf.report.host_needs import CONTAINER_TOOLS, TOOLS, Gap, Host, gaps
+from cassperf.experiments.host_needs import CONTAINER_TOOLS, TOOLS, Gap, Host, gaps
 from cassperf.report.params import resolve, select_notebooks
-from cassperf.report.pipeline import check_studies, host_gap_lines
+from cassperf.workbook.preflight import check_studies, host_gap_lines
 
 EVERYTHING = frozenset(TOOLS)
 

@@ -18,9 +18,9 @@ from cassperf import config
 from cassperf.experiments.cost import (EMBEDDED_LOAD_ROWS_S, RUN_OVERHEAD_S, cost_lines, fmt_bytes, fmt_seconds,
                                        overhead_note, study_cost)
 from cassperf.experiments.study import Arm, Preparation, Study
-from cassperf.report.host_needs import TOOLS, Host
+from cassperf.experiments.host_needs import TOOLS, Host
 from cassperf.report.params import resolve, select_notebooks
-from cassperf.report.pipeline import check_studies, plan_reports
+from cassperf.workbook.preflight import check_studies, plan_reports
 from cassperf.workload.spec import WorkloadSpec
 
 RF = select_notebooks(["01-replication-factor"])[0]

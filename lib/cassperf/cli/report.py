@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 
 from cassperf import config
-from cassperf.report.pipeline import plan_reports, run_reports
+from cassperf.workbook.preflight import plan_reports, run_reports
 
 
 def _report(args: argparse.Namespace) -> int:

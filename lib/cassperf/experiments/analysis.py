@@ -1,7 +1,7 @@
 """The analysis contract: what a study concludes from its stored outcome.
 
 The plan of a study (cassperf.experiments.study.Study) says what to run; its analysis says what
-to conclude, in three methods that one machine (cassperf.notebook.study_page) calls for every
+to conclude, in three methods that one machine (cassperf.workbook.study_page) calls for every
 study, published or a user's own:
 
     figures(outcome)            one row per measured run and op (analysis.repeats.run_figures),

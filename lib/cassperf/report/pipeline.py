@@ -14,21 +14,16 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from cassperf import config
 from cassperf.errors import CassperfError, ConfigError
 from cassperf.report.clusters import ClusterNeed, PipelineClusters, cluster_need, starts_own_clusters
-from cassperf.report.host_needs import Host
 from cassperf.report.params import Resolved, resolve, select_notebooks, set_label
-
-if TYPE_CHECKING:
-    from cassperf.experiments.study import Study
-
 
 @dataclass(frozen=True)
 class NotebookResult:
@@ -73,51 +68,6 @@ def load_seconds(runs: Path, folders: set[str]) -> float:
         warmup = float((params.get("engine") or {}).get("warmup_s") or 0.0) if params.get("warmup") else 0.0
         total += max(0.0, (ended - started).total_seconds()) + warmup
     return total
-
-
-def study_class(notebook: Path) -> type | None:
-    """The Study class a study notebook runs (its metadata ``cassperf.study``), or None."""
-    import importlib
-
-    import nbformat
-
-    path = (nbformat.read(notebook, as_version=4).metadata.get("cassperf") or {}).get("study")
-    if not path:
-        return None
-    module, _, name = str(path).rpartition(".")
-    return getattr(importlib.import_module(module), name)
-
-
-def check_studies(resolved: list[Resolved]) -> list[tuple[Resolved, "Study"]]:
-    """Every selected study notebook's parameters made into its Study and checked against the
-    cluster they name, before any cluster starts: a bad value is one ConfigError line naming
-    the notebook. Returns the (notebook, Study) pairs, notebooks that run no study left out."""
-    made = []
-    for res in resolved:
-        cls = study_class(res.notebook)
-        if cls is None:
-            continue
-        try:
-            study = cls.from_parameters(res.effective)
-            if not res.effective.get("analyse_only"):
-                study.check_parameters(res.effective)
-        except ConfigError as exc:
-            raise ConfigError(f"{res.notebook.name}: {exc}") from None
-        made.append((res, study))
-    return made
-
-
-def host_gap_lines(studies: list[tuple[Resolved, "Study"]], host: Host | None = None) -> list[str]:
-    """What this machine will not make of the studies that run (not analyse_only), one line each
-    with the command that adds it (cassperf.report.host_needs), under a heading; [] when nothing
-    is missing. ``host``: what the machine has (default: this one)."""
-    from cassperf.report import host_needs
-
-    found = host_needs.gaps([(res.notebook.stem, study, str(res.effective.get("contact_points") or ""))
-                             for res, study in studies if not res.effective.get("analyse_only")], host)
-    if not found:
-        return []
-    return ["not made on this machine (each report says so too):", *(f"  {gap.line()}" for gap in found)]
 
 
 def check_named_clusters(resolved: list[Resolved]) -> None:
@@ -201,7 +151,7 @@ def _cluster_label(res: Resolved, need: ClusterNeed | None) -> str:
     return "none"
 
 
-def _resolved(notebooks: list[str] | None, parameter_set: str, explicit: dict[str, Any],
+def selected(notebooks: list[str] | None, parameter_set: str, explicit: dict[str, Any],
               notebooks_dir: Path | None) -> list[Resolved]:
     """The selected notebooks' effective parameters; an explicit one no selected notebook declares
     is one ConfigError."""
@@ -214,60 +164,31 @@ def _resolved(notebooks: list[str] | None, parameter_set: str, explicit: dict[st
     return resolved
 
 
-def plan_reports(notebooks: list[str] | None = None, parameter_set: str = "local",
-                 explicit: dict[str, Any] | None = None, notebooks_dir: Path | None = None,
-                 host: Host | None = None) -> list[str]:
-    """What ``run_reports`` with these arguments would run, in words (cassperf.experiments.cost):
-    per selected notebook its arms, runs, load time and data size, then what this machine will not
-    make (host_gap_lines). The parameters are checked as run_reports checks them, but no cluster
-    is started or connected to, and nothing is written."""
-    from cassperf.experiments.cost import overhead_note, plan_lines
-
-    resolved = _resolved(notebooks, parameter_set, dict(explicit or {}), notebooks_dir)
-    studies = dict((res.notebook, study) for res, study in check_studies(resolved))
-    label = set_label(parameter_set)
-    out: list[str] = []
-    for res in resolved:
-        points = str(res.effective.get("contact_points") or "").strip()
-        need = cluster_need(res.effective)
-        where = (f"your cluster {points}" if points else f"the embedded cluster {need.label}" if need
-                 else "embedded clusters of its own, one per deployment" if starts_own_clusters(res.effective)
-                 else "no cluster")
-        heading = f"{res.notebook.stem}, parameter set {label}, on {where}:"
-        study = studies.get(res.notebook)
-        if study is None:
-            out += [heading, "  runs no study (no load)"]
-        elif res.effective.get("analyse_only"):
-            out += [heading, "  analyse_only: runs no load (it reads the stored runs)"]
-        else:
-            out += plan_lines(heading, study, embedded=not points)
-    out += host_gap_lines(list((res, studies[res.notebook]) for res in resolved if res.notebook in studies), host)
-    out.append(overhead_note())
-    return out
-
-
 def run_reports(notebooks: list[str] | None = None, parameter_set: str = "local",
                 explicit: dict[str, Any] | None = None, reports_dir: Path | None = None,
                 notebooks_dir: Path | None = None, show_code: bool = False, start_clusters: bool = True,
-                clusters_root: Path | None = None,
-                log: Callable[[str], None] = lambda line: None) -> list[NotebookResult]:
+                clusters_root: Path | None = None, log: Callable[[str], None] = lambda line: None,
+                preflight: Callable[[list[Resolved]], Sequence[str]] | None = None) -> list[NotebookResult]:
     """Run the report notebooks (all found on disk by default, or those named), export each to
     HTML in `reports_dir` (default reports/) and rebuild its index.html. Every parameter is
     checked before anything runs: an unknown key in a file, or an explicit one no selected
     notebook declares, is one ConfigError; a named cluster (contact_points) that does not let this
     client in is one ClusterError (check_named_clusters). `show_code` keeps the code in the reports (and sets
     the notebooks' `show_code` parameter where they have one). `start_clusters=False` starts
-    nothing (the notebooks find or start their clusters). `log` gets one line per step."""
+    nothing (the notebooks find or start their clusters). `log` gets one line per step.
+    `preflight(resolved)`, before anything starts, checks what the notebooks run (it raises one
+    ConfigError line for a bad value) and returns lines to log first (cassperf.workbook.preflight:
+    the studies' parameters, what this machine will not make)."""
     from cassperf.report.index import write_index
 
     reports = reports_dir or config.reports_dir()
     explicit = dict(explicit or {})
     if show_code:
         explicit["show_code"] = True
-    resolved = _resolved(notebooks, parameter_set, explicit, notebooks_dir)
-    studies = check_studies(resolved)
+    resolved = selected(notebooks, parameter_set, explicit, notebooks_dir)
+    said = list(preflight(resolved)) if preflight is not None else []
     check_named_clusters(resolved)
-    for line in host_gap_lines(studies):
+    for line in said:
         log(line)
     variant = report_variant(parameter_set, explicit)
     plans = [(r, cluster_need(r.effective) if start_clusters else None) for r in resolved]

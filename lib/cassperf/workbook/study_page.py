@@ -2,7 +2,7 @@
 
 Every study notebook is the same few cells::
 
-    from cassperf.notebook import study_report
+    from cassperf.workbook import study_report
     report = study_report(RFStudy, globals())   # parameters -> study -> run (or analyse only) -> outcome
     report.findings()                           # what was run and where, in one paragraph; the claims table
     report.section("writes")                    # one call per chart section of the study

@@ -2,6 +2,6 @@
 (``study_report``), above the studies (cassperf.experiments) and the report pipeline
 (cassperf.report), which know nothing of each other."""
 
-from cassperf.notebook.study_page import StudyReport, study_report
+from cassperf.workbook.study_page import StudyReport, study_report
 
 __all__ = ["StudyReport", "study_report"]
