@@ -49,11 +49,9 @@ simulated studies):
    The price is an assumption: the arms of a pool vary alike from run to run on the log scale
    (the same op, load and cluster), so a study pools only such arms; an arm whose spread may be
    its own is left out (pool ""; 03's garbagecollect arm). Runs from an emptied cache (05's runs
-   a and b, 01's cold reads) pool with the warm reads at their load: in the four make report
-   runs of 2026-11-26 before they did (own pools), their RCBD residual spread (log, per arm)
-   matched: 05 throughput sd 0.071 cold against 0.071 full-cache at the same threads (8 and 16
-   arm estimates), p99 0.125 against 0.105; 01's cold reads 0.25 against 0.21. A cold arm's
-   spread 1.4 times the pool's in variance would narrow its CI by about 6%. For percentiles
+   a and b, 01's cold reads) pool with the warm reads at their load: measured in their own pools,
+   their RCBD residual spread (log, per arm) matched the warm arms' (docs/measurements.md). A cold
+   arm's spread 1.4 times the pool's in variance would narrow its CI by about 6%. For percentiles
    the residuals are those of each run's own percentile (log), the estimate still the merged
    histograms'. On simulated studies of 8 arms
    in 3 blocks (analysis.calibration.method_rates_pooled; 2,000 studies) the A/A rate and the power

@@ -222,15 +222,15 @@ class DeploymentStudy(Study):
     SAMPLER: ClassVar[dict[str, Any]] = {"jmx": "none", "interval_s": 1.0}
     OWN_CLUSTERS: ClassVar[bool] = True
 
-    repeats: int = 6            # 3 blocks: writes' spread of 11.7% a run and 4 df gave an MDE of ±56% (make report
-                                # at 9ba707f); 6 blocks, 10 df: about 0.59x
+    repeats: int = 6            # blocks: at writes' 12% run-to-run spread 3 blocks left an MDE of about ±56%; 6
+                                # give about 0.59x of it (docs/measurements.md)
     deployments: str = "5.0.6:java17:disk,5.0.6:java17:tmpfs,5.0.6:java17:container"
     rows: int = 20_000          # keys loaded per deployment (the study: 500,000,000)
     threads: int = 0            # requests in flight; 0: calibrated, below the knee (the study: -rate threads=16)
     workloads: Sequence[str] = ("write", "read")   # of OPS (the study: all three); mixed left out locally for time
-    warm_step_s: int = 4                            # reads were still warming through block 2 (15k ops/s in block 1,
-    warm_max_steps: int = 3                         # 29k in block 3): per deployment, three clusters to warm; 6
-                                                    # steps cost 44 s and still rose (4.9k -> 11.0k ops/s, 2b4f88e)
+    warm_step_s: int = 4                            # reads warm slowly here and three clusters share the cores:
+    warm_max_steps: int = 3                         # 3 steps of 4 s each, the warm pass does the rest (6 steps
+                                                    # cost 44 s and still rose: docs/measurements.md)
     warm_arm_s: int = 4                             # reads kept warming through block 1 with less (12-16k ops/s, 23k by block 3;
                                                     # at 2 s, a deployment's first read run drifted +40-56% and was left out)
     quiet_max_s: float = 8.0    # an idle deployment's C2 compiler ran at 0.3-1.0 core for up to 10 s after its

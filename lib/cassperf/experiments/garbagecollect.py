@@ -95,15 +95,15 @@ class GCStudy(Study):
     title: ClassVar[str] = "nodetool garbagecollect on a live LCS + LZ4 table"
     source: ClassVar[str] = SOURCE
     ANALYSIS: ClassVar[str] = "cassperf.experiments.garbagecollect_analysis:GCAnalysis"
-    #: what garbagecollect leaves may carry into the runs after it (the mechanism is not shown): with
-    #: 4 random blocks (seed 1) the placebo ran right after it in 3 and its twin in 1, and the A/A
-    #: row found the twin's read latency +34.5% (p = 0.026) and +65.5% (p = 0.040) in two make
-    #: reports (9f1b055, 723ca55); all six orders once each put every arm after every other alike
+    #: what garbagecollect leaves may carry into the runs after it (suspected, not shown): with 4
+    #: random blocks the placebo ran right after it more often than its A/A twin, and the A/A row
+    #: found the twin's read latency significantly higher in two make reports (docs/measurements.md);
+    #: all six orders once each put every arm after every other alike
     ALL_ORDERS: ClassVar[bool] = True
 
-    repeats: int = 6                    # garbagecollect's spread is its own (no pool): 3 blocks left 2 df, and
-                                        # rises of 5.6-6.8x at p = 0.058-0.084 (626280f); 4 blocks 3 df; 6 blocks
-                                        # are the six orders of the three arms once each (ALL_ORDERS)
+    repeats: int = 6                    # garbagecollect's spread is its own (no pool): 3 blocks leave 2 df, too
+                                        # few for rises of 6x to be significant; 6 blocks are the six orders of
+                                        # the three arms once each (ALL_ORDERS)
     keys: int = 40_000                  # rows loaded first (the study: 200+ GB per node)
     rate_ops_s: int = 0                 # fixed rate of the mixed load; 0: rate_share of the calibrated best
     rate_share: float = 0.25            # the fixed rate's share of the best closed-loop throughput
@@ -179,10 +179,9 @@ class GCStudy(Study):
     def baseline(self, contexts: Mapping[str, Any], runner: Any) -> Mapping[str, Any] | None:
         """One garbagecollect of the table, unmeasured, after the warm-up and before the blocks.
         The first one collects everything overwritten and deleted since the load; without it block
-        1's operation window stood apart (read latency 67-124 ms against 3-34 ms in blocks 2 and
-        3 of the three make report runs of 2026-11-26), and that one block decided the spread of
-        every latency claim (p 0.047-0.065 with 16x rises). After it each measured one collects
-        what about one block's load left."""
+        1's operation window stood apart (read latency several times the other blocks'), and that
+        one block decided the spread of every latency claim (docs/measurements.md). After it each
+        measured one collects what about one block's load left."""
         cluster = next(iter(contexts.values()))
         jmx = _Jmx()
         t = time.monotonic()

@@ -80,8 +80,8 @@ class MultiDCStudy(Study):
     client_hosts: str = ""                  # real cluster: client machines per DC (clients.parse_client_hosts)
     clients_per_dc: int = 1
     scheduler_host: str = "127.0.0.1"
-    warm_max_steps: int = 12                # a fresh 2+2 cluster: 5 steps left block 1 at 0.3-0.9 of the arms'
-                                            # mean, block 2 at 1.0-1.8 (make report at a14a9a1)
+    warm_max_steps: int = 12                # a fresh 2+2 cluster is not warm after 5 steps: block 1 ran far below
+                                            # the arms' mean (docs/measurements.md)
     iperf3_s: int = 3
 
     CONSTRAINTS: ClassVar[dict[str, Any]] = {

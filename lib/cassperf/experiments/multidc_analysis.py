@@ -3,7 +3,7 @@
 Arms with a client in each DC (independent write, replicated write, replicated mixed) hold one
 run per DC client per block, and a block's clients run at the same time on the same cores. So
 how a block's ops split between the DCs is the scheduler's, not a DC's: one client that gets
-less CPU leaves more to the other (in the make report runs of 2026-11-26, replicated write per
+less CPU leaves more to the other (docs/measurements.md: replicated write per
 DC 438 and 149 ops/s in one block, 287 and 935 in the next), and one block's dc1 and dc2
 figures are not independent repeats. Their claims (and the A/A control, on one of them)
 therefore compare the clients' ops/s summed per block (``clients_summed``: a block counts only

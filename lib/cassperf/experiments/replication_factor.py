@@ -72,11 +72,10 @@ class RFStudy(Study):
     column_count: int = 5
     connections_per_host: int = 0           # 0: the driver's default
     cold_restart: bool = False
-    repeats: int = 6                        # 3 blocks: a run's spread of 8.5-11.6% (reads, writes) and 6 df gave an
-                                            # MDE of ±29-51% (make report at 9ba707f); 6 blocks, 15 df: about 0.63x
-    warm_max_steps: int = 20                # a fresh 3-node cluster: 5 steps rose 315 -> 669 ops/s and left block 1
-                                            # at 0.4-0.9 of the arms' mean (make report at a14a9a1); 12 steps still
-                                            # rose, 168 -> 2,279 ops/s (9ba707f)
+    repeats: int = 6                        # blocks: at this machine's run-to-run spread (8-12%) 3 blocks left an
+                                            # MDE of ±29-51%; 6 give about 0.63x of it (docs/measurements.md)
+    warm_max_steps: int = 20                # a fresh 3-node cluster still rises after 12 steps of 3 s: the warm-up
+                                            # stops itself when flat (docs/measurements.md)
 
     CONSTRAINTS: ClassVar[dict[str, Any]] = {
         **{name: RFS for name in ("rfs", "read_rfs", "cold_read_rfs", "thread_sweep_rfs", "mixed_rfs")},

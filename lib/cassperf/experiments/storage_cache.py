@@ -117,12 +117,10 @@ class StorageStudy(Study):
     compressor: str = "LZ4"
     column_size: int = 4096                   # bytes: one 4 KiB column per row, the study's 4k documents
     cold_restart: bool = False                # empty cache: restart the nodes too (module doc: why not by default)
-    repeats: int = 6                          # 3 blocks: a run's spread of 6.8% and 14 df gave an MDE of ±18%
-                                              # (make report at 9ba707f); 6 blocks, 35 df: about 0.68x
-    warm_max_steps: int = 20                  # 5 (the default) rose 4,618 -> 7,107 ops/s and stopped still rising:
-                                              # block 1 ran at 0.87-0.96 of the arms' mean, and the A/A's block-1
-                                              # run was left out for a +63% drift inside it (make report, 003ede7);
-                                              # 12 still rose, 10,771 -> 27,839 ops/s (9ba707f)
+    repeats: int = 6                          # blocks: 3 left an MDE of about ±18% at a 7% run-to-run spread; 6 give
+                                              # about 0.68x of it (docs/measurements.md)
+    warm_max_steps: int = 20                  # reads still rise after 12 steps of 3 s, and a block 1 run before the
+                                              # cluster is warm drifts out of the analysis (docs/measurements.md)
     contact_points: str = ""                  # your cluster: no loop-device configurations then
     raid_md_device: str = "/dev/md0"          # the mdadm runbook (cassperf.storage.runbook_report)
     raid_devices: Sequence[str] = ()

@@ -119,9 +119,8 @@ class Preparation:
 
 
 #: the fewest requests in flight of a calibrated closed-loop run: with 1 or 2, a run measures one
-#: request's round trip and this machine's wake-ups rather than what the cluster serves (01 at 1 in
-#: flight, its knee at 2: a run-to-run spread of 13-16%, against 8.5-12% at 8; make reports of 9e04a30
-#: and 9ba707f)
+#: request's round trip and this machine's wake-ups rather than what the cluster serves, and its
+#: run-to-run spread grows (docs/measurements.md)
 MIN_IN_FLIGHT = 4
 
 

@@ -607,9 +607,9 @@ def _take(msg: tuple, col: _Collector, writer: RunWriter) -> None:
 
 def _close_exited(reports: Any, procs: list[Any], col: _Collector, writer: RunWriter) -> None:
     """Close every worker that exited without a 'done' read yet. A worker flushes its reports into
-    the queue before it exits, so what it sent is read first: a parent that woke late (CI at
-    240ec88: no queue read for 2 s) found worker 0 gone with its whole run still in the pipe, and
-    closed it at interval -1."""
+    the queue before it exits, so what it sent is read first: a parent that woke late (no queue
+    read for 2 s, seen in CI) found worker 0 gone with its whole run still in the pipe, and closed
+    it at interval -1."""
     exited = [i for i, p in enumerate(procs) if p.exitcode is not None and i not in col.done_at]
     if not exited:
         return
