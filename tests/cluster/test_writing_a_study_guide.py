@@ -37,7 +37,7 @@ def test_the_guides_study_runs_as_written_on_a_real_cluster(tmp_path: Path, monk
     namespace: dict = {"__name__": "writing_a_study"}
     try:
         for code in blocks("python"):
-            exec(compile(code, str(GUIDE), "exec"), namespace)  # noqa: S102 - the guide's code, as a reader runs it
+            exec(compile(code, str(GUIDE), "exec", dont_inherit=True), namespace)  # noqa: S102 - as a reader runs it
     finally:
         stop_study_clusters(data)
     claims = namespace["found"].claims

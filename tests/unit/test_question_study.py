@@ -108,6 +108,8 @@ def test_bad_parameters_stop_the_study_before_anything_runs() -> None:
         QuestionStudy(claims=("LCS writes quicker than STCS",))
     with pytest.raises(ConfigError, match=r"^arm_options=\['LCS: compaction LCS'\]: a question compares at least 2 "):
         QuestionStudy(arm_options=("LCS: compaction LCS",), claims=())
+    with pytest.raises(ConfigError, match=r"^arm_options: arms A-1 and a_1 would write one keyspace \(q_a_1_"):
+        QuestionStudy(arm_options=("A-1: compaction LCS", "a_1: compaction LCS"), claims=())
     with pytest.raises(ConfigError, match=r"^workloads: 'read' names two of them; give each its own name$"):
         QuestionStudy(workloads=("read", "read cl=ONE"), claims=())
     with pytest.raises(ConfigError, match=r"^arms b set node options \(cassandra, jvm\): they need a cluster of their "

@@ -12,7 +12,8 @@ study's: repeats, run_s, warm-up, calibration):
       jvm -OPTION                              a JVM option (no comma in it), } cluster of its own
                                                repeatable
   e.g. ``LCS: compaction LCS(sstable_size_in_mb=160), compression LZ4``; ``default:`` takes the
-  server's table defaults. Each arm writes and reads a keyspace of its own,
+  server's default compaction. Without ``compression`` a table is made as cassandra-stress makes it,
+  ``compression = {}``: uncompressed (Cassandra 5.0 reports ``enabled=false``). Each arm writes and reads a keyspace of its own,
   ``<keyspace_prefix><name>_<6 hex digits of its table options>``, loaded with ``rows`` keys
   before the first block and flushed to SSTables, so reads go through its compaction's files.
 - ``workloads``: one per workload, ``[NAME:] COMMAND``: a cassandra-stress command line (``write``,
@@ -105,6 +106,12 @@ class QuestionStudy(Study):
             twice = sorted({n for n in names if names.count(n) > 1})
             if twice:
                 raise ConfigError(f"{kind}: {twice[0]!r} names two of them; give each its own name")
+        tables = [(s.context, self.keyspace(s)) for s in self.parsed_arms]
+        shared = [s.name for s, t in zip(self.parsed_arms, tables, strict=True) if tables.count(t) > 1]
+        if shared:
+            raise ConfigError(f"arm_options: arms {' and '.join(shared)} would write one keyspace "
+                              f"({self.keyspace(self.setting(shared[0]))}); give them names that differ in letters "
+                              f"or digits")
         self.claim_rules  # noqa: B018 - parsed now: bad text is one line before any cluster starts
 
     # -- the question, parsed ------------------------------------------------------------------
@@ -229,6 +236,10 @@ class QuestionStudy(Study):
             found.append({"setting": s.name, "keyspace": self.keyspace(s), **measured(cluster, self.keyspace(s)),
                           "flushed": "no: " + failed if failed else "yes"})
         return {"settings": found}
+
+    def setting_notes(self) -> list[str]:
+        return [f"arm {s.name} ran on an embedded cluster of its own beside the given one ({s.context[5:]})"
+                for s in self.parsed_arms if s.context]
 
     def describe_baseline(self, found: Mapping[str, Any]) -> str:
         return (f"Each arm's rows were flushed to SSTables and its table read back ({len(found.get('settings', []))} "

@@ -81,8 +81,10 @@ class QuestionAnalysis(Analysis):
             t = table()
             if t.empty:
                 return Section("Throughput per arm", NONE)
+            mixed = "; a mixed workload shows its reads" if any(w.spec.op == "mixed" for w in study.parsed_workloads) \
+                else ""
             return Section("Throughput per arm", f"Each bar is the mean of an arm's runs (one per block, "
-                           f"{study.repeats} blocks) with its 95% CI; a mixed workload shows its reads.",
+                           f"{study.repeats} blocks) with its 95% CI{mixed}.",
                            [charts.bars(t, "setting", "rate_ops_s", "ops/s per arm and workload", "ops/s",
                                         color="workload", x_title="arm")])
 
@@ -99,7 +101,8 @@ class QuestionAnalysis(Analysis):
             return Section("What each arm was", "As asked, and as the cluster reported it before the first block "
                            "(system_schema.tables, system.local, the node's command line); then each workload as "
                            "it ran, as a cassandra-stress command line.",
-                           [arms_frame(study, outcome.record), workloads_frame(study, outcome.calibrated)])
+                           [arms_frame(study, outcome.record).style.hide(axis="index"),
+                            workloads_frame(study, outcome.calibrated).style.hide(axis="index")])
 
         return {"throughput": throughput, "latency": latency, "settings": settings}
 
