@@ -12,10 +12,11 @@ study's: repeats, run_s, warm-up, calibration):
       jvm -OPTION                              a JVM option (no comma in it), } cluster of its own
                                                repeatable
   e.g. ``LCS: compaction LCS(sstable_size_in_mb=160), compression LZ4``; ``default:`` takes the
-  server's default compaction. Without ``compression`` a table is made as cassandra-stress makes it,
-  ``compression = {}``: uncompressed (Cassandra 5.0 reports ``enabled=false``). Each arm writes and reads a keyspace of its own,
-  ``<keyspace_prefix><name>_<6 hex digits of its table options>``, loaded with ``rows`` keys
-  before the first block and flushed to SSTables, so reads go through its compaction's files.
+  server's default compaction. Without ``compression`` a table is made as cassandra-stress makes
+  it, ``compression = {}``: uncompressed (Cassandra 5.0 reports ``enabled=false``). Each arm
+  writes and reads a keyspace of its own, ``<keyspace_prefix><name>_<6 hex digits of its table
+  options>``, loaded with ``rows`` keys before the first block and flushed to SSTables, so reads go
+  through its compaction's files.
 - ``workloads``: one per workload, ``[NAME:] COMMAND``: a cassandra-stress command line (``write``,
   ``read`` or ``mixed`` and its options, e.g. ``heavy: read cl=ONE -rate threads=64``); NAME
   defaults to the op word. What the line leaves out the study fills in: ``-rate threads=``:

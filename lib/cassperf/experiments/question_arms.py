@@ -82,7 +82,8 @@ def _top_level(options: str) -> list[str]:
 
 
 def parse_setting(text: str) -> Setting:
-    """One ``arm_options`` entry (cassperf.experiments.question's module doc) as a Setting; ConfigError in one line naming it."""
+    """One ``arm_options`` entry (cassperf.experiments.question's module doc) as a Setting;
+    ConfigError in one line naming it."""
     def fail(what: str) -> ConfigError:
         return ConfigError(f"arm_options: {text!r}: {what}; expected {ARM_FORM}, e.g. {ARM_EXAMPLE!r}")
 
@@ -154,9 +155,10 @@ class Workload:
 
 def parse_workload(text: str, study: Any) -> Workload:
     """One ``workloads`` entry (cassperf.experiments.question's module doc) as a Workload, the
-    study's parameters (rows, run_s, interval_s, cl, rf, local_dc, column_size, column_count) filling in
-    what its command line leaves out; ConfigError in one line naming it."""
-    from cassperf.workload.runners.stress_cmdline import command_tokens, option_key, parse_stress_command, split_groups
+    study's parameters (rows, run_s, interval_s, cl, rf, local_dc, column_size, column_count)
+    filling in what its command line leaves out; ConfigError in one line naming it."""
+    from cassperf.workload.runners.stress_cmdline import (command_tokens, option_key, parse_stress_command,
+                                                          split_groups)
 
     named = _WORKLOAD_NAME.fullmatch(str(text))
     command = named.group("command") if named else str(text)
@@ -164,9 +166,8 @@ def parse_workload(text: str, study: Any) -> Workload:
         tokens = command_tokens(command)
         op, params, groups = split_groups(tokens)
         given = {option_key(p) for p in params}
-        for group, why in (("-node", "the cluster is the study's"), ("-schema", "")):
-            if group in groups and why:
-                raise ConfigError(f"{group} is not taken: {why}")
+        if "-node" in groups:
+            raise ConfigError("-node is not taken: the cluster is the study's")
         kept = [p for p in params if option_key(p) not in ("n", "duration")]
         argv = [op, *kept, f"duration={study.run_s}s", *tokens[1 + len(params):]]
         spec = parse_stress_command(argv + ([] if "-rate" in groups else ["-rate", "threads=1"]))
@@ -201,7 +202,8 @@ def took(s: Setting, found: Mapping[str, str]) -> tuple[bool, str]:
     comp = {k: v for k, _, v in (p.partition("=") for p in str(found.get("measured_compression", "")).split(", "))}
     if s.compression is not None:
         chunk = s.compression.chunk_length_in_kb
-        ok &= comp.get("class") == s.compression.compressor and (chunk is None or comp.get("chunk_length_in_kb") == str(chunk))
+        ok &= comp.get("class") == s.compression.compressor and (
+            chunk is None or comp.get("chunk_length_in_kb") == str(chunk))
     said.append(f"compression {found.get('measured_compression') or 'none'}")
     if s.cassandra:
         ok &= found.get("measured_cassandra") == s.cassandra
