@@ -56,8 +56,8 @@ class QuestionAnalysis(Analysis):
             v = rule.decide(figs, study.arm_name(rule.arm_a, w.name), study.arm_name(rule.arm_b, w.name), w.op)
             if found:
                 v = tested(v, check(study, [rule.arm_a, rule.arm_b], found))
-            note = f"workload {w.name}: {w.command}" + ("; a mixed workload is judged on its reads"
-                                                        if w.spec.op == "mixed" else "")
+            note = f"workload {w.name}" + (f": {w.command}" if w.command != w.name else "") + (
+                "; a mixed workload is judged on its reads" if w.spec.op == "mixed" else "")
             rows.append(claim(rule.text, study.source, v, note))
         return claims_table(control, rows)
 
@@ -75,7 +75,9 @@ class QuestionAnalysis(Analysis):
                 return arms.iloc[0:0]
             ops = {w.name: w.op for w in study.parsed_workloads}
             twin = arms["aa"].notna() if "aa" in arms.columns else pd.Series(False, index=arms.index)
-            return arms[~twin & (arms["op"] == arms["workload"].map(ops))]
+            order = {a.name: i for i, a in enumerate(study.parsed_arms)}
+            mine = arms[~twin & (arms["op"] == arms["workload"].map(ops))]
+            return mine.sort_values("setting", key=lambda names: names.map(order), kind="stable")
 
         def throughput() -> Section:
             t = table()
