@@ -379,7 +379,7 @@ class DeploymentStudy(Study):
                       "data_fs": str(f.data_fs) if f else ""}
             if f is not None and f.deployment.storage == "container":
                 labels["container_limits"] = self.limits.label
-            out += [Arm(f"{name} {op}", {**labels, "op": op}, spec=self.spec(op, threads), context=name)
+            out += [Arm(f"{name} {op}", {**labels, "op": op}, spec=self.spec(op, threads), context=name, tool=self.tool)
                     for op in OPS if op in self.workloads]
         return out
 

@@ -214,7 +214,7 @@ class GCStudy(Study):
         arms = []
         for name in ("garbagecollect", "placebo"):
             jmx = _Jmx()
-            arms.append(Arm(name, {**labels, "operation": name}, spec=spec, before=self._settle(jmx),
+            arms.append(Arm(name, {**labels, "operation": name}, spec=spec, tool=self.tool, before=self._settle(jmx),
                             during=self._operation(name, jmx), sampler_tables=tables,
                             pool="" if name == "garbagecollect" else None))
         return arms

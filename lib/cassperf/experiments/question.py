@@ -70,6 +70,7 @@ class QuestionStudy(Study):
     title: ClassVar[str] = "Your question: A against B"
     source: ClassVar[str] = "your question"
     ANALYSIS: ClassVar[str] = "cassperf.experiments.question_analysis:QuestionAnalysis"
+    CLAIM_HEADING: ClassVar[str] = "Your claim"
     ARM_LABELS_HINT: ClassVar[str] = " (the arm and the workload, e.g. --label arm='LCS write')"
     #: the claims decide nothing about what runs: other claims on the same runs are the same plan
     NOT_IN_PLAN: ClassVar[tuple[str, ...]] = ("experiment", "repeats", "claims")

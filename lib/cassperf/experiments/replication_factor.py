@@ -151,7 +151,7 @@ class RFStudy(Study):
 
         def arm(name: str, part: str, rf: int, op: str, threads: int, cl: str, run: str, **kw: Any) -> Arm:
             labels = {"part": part, "rf": str(rf), "op": op, "concurrency": str(threads), "cl": cl, "run": run}
-            return Arm(name, labels, spec=self._spec(rf, op, threads, cl), **kw)
+            return Arm(name, labels, spec=self._spec(rf, op, threads, cl), tool=self.tool, **kw)
 
         for rf in self.rfs:
             out.append(arm(f"write rf={rf}", "rf-write", rf, "write", writes, self.cl, "b"))

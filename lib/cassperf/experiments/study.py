@@ -224,6 +224,8 @@ class Study(StudyParameters):
     name: ClassVar[str] = ""
     title: ClassVar[str] = ""
     source: ClassVar[str] = ""
+    #: the claims column's heading: a published study's findings in our words, or a user's own claims
+    CLAIM_HEADING: ClassVar[str] = "Published finding (our words)"
 
     # -- the plan ------------------------------------------------------------------------------
     def preparations(self) -> list[Preparation]:

@@ -60,9 +60,10 @@ def _esc(v: Any) -> str:
     return html.escape("" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v))
 
 
-def claims_html(claims: pd.DataFrame) -> str:
-    """The claims table: claim, verdict (coloured) and its reason, measured here, rule, note; the
-    A/A control is the first row (cassperf.analysis.verdicts.claims_table) and not counted."""
+def claims_html(claims: pd.DataFrame, heading: str = "Published finding (our words)") -> str:
+    """The claims table: claim (under ``heading``), verdict (coloured) and its reason, measured
+    here with the manipulation check and the arms' limit, rule, note; the A/A control is the first
+    row (cassperf.analysis.verdicts.claims_table) and not counted."""
     counts = claims["verdict"].iloc[1:].value_counts() if not claims.empty else pd.Series(dtype=int)
     summary = ", ".join(f"<b>{int(counts.get(v, 0))}</b> {v}" for v in VERDICTS
                         if v in counts or v in ("holds", "not shown"))
@@ -76,8 +77,8 @@ def claims_html(claims: pd.DataFrame) -> str:
         rows.append(f"<tr{aa}><td>{_esc(r.get('claim'))}</td><td><span class='v {cls}'>{_esc(r.get('verdict'))}"
                     f"</span>{reason}</td><td>{_esc(r.get('measured'))}{check}{limit}</td><td class='small'>"
                     f"{_esc(r.get('rule'))}{'<br>' + _esc(r.get('note')) if r.get('note') else ''}</td></tr>")
-    return (f"<p class='count'>Claims checked here: {summary}.</p><table><thead><tr><th>Published finding (our "
-            f"words)</th><th>Verdict</th><th>Measured here</th><th>Rule, and what to keep in mind</th></tr></thead>"
+    return (f"<p class='count'>Claims checked here: {summary}.</p><table><thead><tr><th>{_esc(heading)}"
+            f"</th><th>Verdict</th><th>Measured here</th><th>Rule, and what to keep in mind</th></tr></thead>"
             f"<tbody>{''.join(rows)}</tbody></table>")
 
 
@@ -140,7 +141,7 @@ class StudyReport:
         from cassperf.report.header import json_output
 
         display(HTML(f"{_STYLE}<div class='cp-find'><p class='what'>{_esc(self.what_was_run())}</p>"
-                     f"{claims_html(self.claims)}</div>"))
+                     f"{claims_html(self.claims, self.outcome.study.CLAIM_HEADING)}</div>"))
         figures = self.figures.drop(columns=["histogram"], errors="ignore")
         display(json_output({"claims": self.claims.to_dict(orient="records"),
                              "figures": figures.astype(object).where(figures.notna(), None)
