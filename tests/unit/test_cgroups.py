@@ -152,8 +152,12 @@ def test_the_governor_sets_own_memory_plus_the_bound_and_follows_it(tmp_path: Pa
     governor.check_all()
     assert int(limit.read_text()) == 736 * MIB + 64 * MIB and governed.lowered == 1
     (folder / "memory.oom_control").write_text("oom_kill_disable 1\nunder_oom 1\noom_kill 0\n")
-    governor.check_all()                                           # waiting at its limit: counted, limit rewritten
+    governor.check_all()                   # waiting at its limit: counted, and 16 MiB more (a quarter of the bound)
     assert governed.stalls == 1 and governed.last is not None and governed.last.stalled
+    assert int(limit.read_text()) == 800 * MIB + 16 * MIB and governed.raised == 3
+    (folder / "memory.oom_control").write_text("oom_kill_disable 1\nunder_oom 0\noom_kill 0\n")
+    governor.check_all()                   # going again: back to the formula
+    assert int(limit.read_text()) == 800 * MIB and governed.lowered == 2
 
 
 def test_the_governor_notes_a_cgroup_that_is_gone(tmp_path: Path) -> None:
@@ -242,9 +246,10 @@ def test_a_real_node_cgroup_holds_a_process_and_goes_with_it() -> None:
     proc = subprocess.Popen(bounds.command("node1", ["sleep", "30"]))
     try:
         deadline = time.monotonic() + 5
-        while cgroups.of_process(proc.pid) is None and time.monotonic() < deadline:
+        while cgroups.of_process(proc.pid, "node1") is None and time.monotonic() < deadline:
             time.sleep(0.02)
-        found = cgroups.of_process(proc.pid)
+        found = cgroups.of_process(proc.pid, "node1")
+        assert cgroups.of_process(proc.pid, "node2") is None
         assert found is not None and found.memory == controllers.memory / f"cassperf-unit-{os.getpid()}" / "node1"
         bounds.govern("node1")
         reading = found.read_memory()

@@ -25,7 +25,10 @@ nothing left to reclaim calls the OOM killer: a killed node is a failed study. S
 - the OOM killer is off for the node's cgroup (cgroup v1 ``memory.oom_control``; cgroup v2 uses
   ``memory.high``, which reclaims and throttles but never kills): a node whose own memory grew
   by more than the bound between two checks waits (at most about one interval) until the
-  governor raises its limit, instead of being killed. The governor counts such waits (``stalls``).
+  governor raises its limit, instead of being killed. The governor counts such waits (``stalls``)
+  and answers each with at least ``STALL_STEP_BYTES`` more (file pages that are dirty or under
+  writeback cannot be reclaimed at once, so own memory + the bound may not be above the limit
+  yet); its next regular check brings the limit back to the formula.
 
 Where the governor is gone (its process was killed), the limits stay as they were; the next run
 stops the nodes of a dead owner (cassperf.cluster.reaper) and removes their cgroups, or adopts
@@ -61,6 +64,10 @@ GOVERNOR_INTERVAL_S = 0.25
 HYSTERESIS_BYTES = 2 * MIB
 #: v1's "no limit" (what the kernel shows for an unlimited cgroup is PAGE_COUNTER_MAX rounded down)
 V1_UNLIMITED = 1 << 62
+#: a node found waiting at its limit gets at least this much more at once, bytes: its own memory
+#: plus the bound may not be above the limit (pages that cannot be reclaimed yet: dirty, under
+#: writeback), and only a higher limit wakes it
+STALL_STEP_BYTES = 8 * MIB
 #: the JVM option that makes the heap resident at start (with -Xms = -Xmx)
 PRETOUCH = "-XX:+AlwaysPreTouch"
 
@@ -373,15 +380,16 @@ def remove(folders: Iterable[Path | str], wait_s: float = 10.0) -> list[Path]:
     return removed
 
 
-def of_process(pid: int, proc: Path = Path("/proc")) -> NodeCgroup | None:
-    """The cassperf node cgroup process `pid` runs in (its memory cgroup's folder is
+def of_process(pid: int, node: str, proc: Path = Path("/proc")) -> NodeCgroup | None:
+    """The cgroup of cassperf node `node` that process `pid` runs in (its memory cgroup's folder is
     cassperf-<key>/<node>), None when it runs in none; read from /proc/<pid>/cgroup."""
     controllers_text = _read(proc / str(pid) / "cgroup")
     mountinfo = _read(proc / "self" / "mountinfo")
     if controllers_text is None or mountinfo is None:
         return None
     found = detect(controllers_text, mountinfo)
-    if found is None or found.memory is None or not found.memory.parent.name.startswith(PREFIX):
+    if found is None or found.memory is None or found.memory.name != node \
+            or not found.memory.parent.name.startswith(PREFIX):
         return None
     io = found.io if found.io is not None and found.io.parent.name.startswith(PREFIX) else None
     return NodeCgroup(found.version, found.memory, io)
@@ -478,9 +486,11 @@ class PageCacheGovernor:
             if len(node.errors) < 5:
                 node.errors.append(f"{type(exc).__name__}: {exc}")
             return
+        want = self.target(reading)
         if reading.stalled:
             node.stalls += 1
-        want = self.target(reading)
+            if reading.limit is not None:
+                want = max(want, reading.limit + max(STALL_STEP_BYTES, self.bound // 4))
         if reading.limit is None or abs(reading.limit - want) > self.hysteresis or reading.stalled:
             try:
                 node.cgroup.set_limit(want)

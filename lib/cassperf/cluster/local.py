@@ -565,7 +565,9 @@ class LocalCluster(ClusterHandle):
     def _cgroup_folders(self, pids: dict[int, Path]) -> list[str]:
         """The node cgroups of this cluster's nodes: those the running nodes are in, and those its
         owner record names (a node that died left its cgroup behind)."""
-        found = [str(f) for pid in pids if (c := cgroups.of_process(pid)) is not None for f in c.folders]
+        names = {pid: n.name for n in self.nodes if (pid := n.pid()) is not None}
+        found = [str(f) for pid in pids if (c := cgroups.of_process(pid, names.get(pid, ""))) is not None
+                 for f in c.folders]
         record = owners.read("cluster", self.owner_key)
         return found + list(record.data.get("cgroups") or [] if record is not None else [])
 
@@ -595,7 +597,7 @@ class LocalCluster(ClusterHandle):
         self._take_over(taken)
         for n in self.nodes:                      # its bounded nodes are governed from here on
             pid = n.pid()
-            found = cgroups.of_process(pid) if pid is not None else None
+            found = cgroups.of_process(pid, n.name) if pid is not None else None
             if found is not None:
                 self.bounds.govern(n.name, found)
 

@@ -136,7 +136,7 @@ class NodeBounds:
     def folders(self) -> list[str]:
         """Every cgroup folder of this cluster's nodes that this process knows (for the owner record)."""
         known = [*self.made, *(f for c in self.cgroups.values() for f in c.folders)]
-        known += [f.parent for f in list(known)]
+        known += [f.parent for f in list(known) if f.parent.name.startswith(cgroups.PREFIX)]
         return sorted({str(f) for f in known})
 
     def lift(self) -> list[str]:
@@ -170,7 +170,7 @@ class NodeBounds:
         process, not only the one that governs."""
         out = []
         for node, pid in running.items():
-            cgroup = cgroups.of_process(pid) if pid is not None else None
+            cgroup = cgroups.of_process(pid, node) if pid is not None else None
             if cgroup is None or self.page_cache_mb is None:
                 continue
             try:

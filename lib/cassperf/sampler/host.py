@@ -193,7 +193,7 @@ class HostSource(Source):
         """A node's memory from its own cgroup (none when it runs in none: its usage would be
         everyone's)."""
         if pid not in self._cgroups:
-            self._cgroups[pid] = of_process(pid)
+            self._cgroups[pid] = of_process(pid, name)
         cgroup = self._cgroups[pid]
         if cgroup is None:
             return []
