@@ -23,6 +23,7 @@ pytestmark = pytest.mark.cluster
 KS = "pcbound"
 ROWS = 75_000                 # x 4 KiB: about 300 MiB of SSTables, 4.7 x the bound
 BOUND_MB = 64
+READ_MB_S = 20                # the bounded node's disk reads throttled too
 #: how far over the bound a sample may find the page cache: the governor's hysteresis plus what the
 #: node's own memory may shrink by between two of its checks
 SLACK_MB = 8
@@ -50,14 +51,15 @@ def reads(cluster, root: Path, seconds: int = 6):
 
 
 def test_a_bounded_node_keeps_its_page_cache_and_reads_from_disk_and_unbounded_it_does_not(make_cluster, tmp_path):
-    why = cgroups.problem(cgroups.current(), memory=True, io=False)
+    why = cgroups.problem(cgroups.current(), memory=True, io=True)
     if why is not None:
         pytest.skip(f"no memory cgroups here: {why}")
     if shutil.which("fincore") is None:
         pytest.skip("fincore (util-linux) is not installed")
-    bounded = make_cluster("pcb", "dc1:1", "127.0.43.1", page_cache_mb=BOUND_MB)
+    bounded = make_cluster("pcb", "dc1:1", "127.0.43.1", page_cache_mb=BOUND_MB, read_mb_s=READ_MB_S)
     bounded.start()
-    assert bounded.bounds_line() == f"page cache bound {BOUND_MB} MiB per node (memory cgroup)"
+    assert bounded.bounds_line() == (f"page cache bound {BOUND_MB} MiB per node (memory cgroup); disk reads "
+                                     f"throttled to {READ_MB_S} MB/s per node (block I/O cgroup)")
     run_spec(WorkloadSpec(op="write", n=ROWS, concurrency=32, keyspace=KS, interval_s=1.0, warmup=False), bounded,
              progress=False, warmup_s=0, root=tmp_path)
     bounded.nodetool(1, "flush", KS)
@@ -77,6 +79,8 @@ def test_a_bounded_node_keeps_its_page_cache_and_reads_from_disk_and_unbounded_i
     assert resident_mb(data) <= BOUND_MB + SLACK_MB       # nothing else holds the table's pages
     reads_done = res["ops"]
     assert res["node_read_mb"] * 1e6 >= 0.5 * reads_done * 4096, res    # most reads reached the disk
+    window = run_window(run)
+    assert res["node_read_mb"] / window.length_s <= READ_MB_S * 1.1       # at the throttle's pace
     assert bounded.bounds.stalls() == {"node1": 0}
     bounded.stop()
     assert not any(Path(f).exists() for f in bounded.bounds.folders())

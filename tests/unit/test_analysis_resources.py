@@ -21,6 +21,7 @@ from cassperf.analysis.resources import (
     level_stats,
     limit_of,
     limit_sentence,
+    node_resource_frame,
     node_resources,
     run_resource_frame,
     run_resources,
@@ -260,3 +261,12 @@ def test_run_and_arm_frames() -> None:
     assert table["limit"].tolist() == ["client-bound and GC-bound"] * 2
     assert limit_sentence(arm_rows(table)) == ("both arms: host CPU 60-80%, client 90% of a core, disk 50%, GC 15%: "
                                                "client-bound and GC-bound")
+
+
+def test_node_resource_frame_per_run_and_node() -> None:
+    runs = {"r1": make_run(full_rows(), "r1"), "r2": make_run(full_rows(), "r2")}
+    figures = figures_frame([("r1", "a", 1, "ok", 1.0, 5.0), ("r2", "a", 2, "excluded", 1.0, 5.0)])
+    frame = node_resource_frame(figures, runs)
+    assert frame[["run_id", "arm", "block", "node", "local_writes"]].values.tolist() == [
+        ["r1", "a", 1, "node1", 4000.0], ["r1", "a", 1, "node2", 4000.0]]
+    assert node_resource_frame(figures.iloc[1:], runs).empty

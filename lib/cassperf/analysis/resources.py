@@ -5,6 +5,7 @@ saturated: the resource evidence behind a verdict (USE: utilization, saturation,
     node_resources(run, start_s, end_s) -> DataFrame            the same per node (NODE_COLUMNS)
     run_resource_frame(figures, runs) -> DataFrame              one row per counted run, over its steady
                                                                 window, with its client flag
+    node_resource_frame(figures, runs) -> DataFrame             one row per counted run and node
     arm_resources(frame) -> DataFrame                           one row per arm: the means over its runs
     limit_of(row) -> Limit                                      the resource that limited, by LIMIT_RULE
     limit_sentence({arm: row}) -> str                           "both arms: host CPU 97%, client 31% of a
@@ -493,6 +494,23 @@ def run_resource_frame(figures: pd.DataFrame, runs: Mapping[str, Run] | Iterable
                      "client_flag": client_flag(res, run.manifest), "limit": limit_of(res).label})
     columns = ["run_id", "arm", "block", "window_start_s", "window_end_s", *RESOURCE_COLUMNS, "client_flag", "limit"]
     return pd.DataFrame(rows, columns=columns)
+
+
+def node_resource_frame(figures: pd.DataFrame, runs: Mapping[str, Run] | Iterable[Run]) -> pd.DataFrame:
+    """One row per counted run and cluster node over the run's steady window: run_id, arm, block,
+    node, NODE_COLUMNS (node_resources): e.g. the writes each node applied in each arm."""
+    by_id = _by_id(runs)
+    ok = figures[figures["status"] == "ok"] if "status" in figures.columns else figures
+    parts = []
+    for run_id, group in ok.groupby("run_id", sort=False):
+        first = group.iloc[0]
+        run = by_id.get(str(run_id))
+        if run is None:
+            continue
+        nodes = node_resources(run, float(first["window_start_s"]), float(first["window_end_s"]))
+        parts.append(nodes.assign(run_id=str(run_id), arm=first.get("arm"), block=first.get("block")))
+    columns = ["run_id", "arm", "block", "node", *NODE_COLUMNS]
+    return pd.concat(parts, ignore_index=True)[columns] if parts else pd.DataFrame(columns=columns)
 
 
 #: arm_resources' columns after arm and runs (the means; the method section's table)
