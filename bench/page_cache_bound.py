@@ -54,7 +54,7 @@ class Watch:
             pid = self.cluster.nodes[0].pid()
             if pid is None:
                 continue
-            row: dict[str, Any] = {"t": time.monotonic(), "phase": self.phase}
+            row: dict[str, Any] = {"t": time.monotonic(), "phase": self.phase, "pid": pid}
             try:
                 io = dict(line.split(": ") for line in Path(f"/proc/{pid}/io").read_text().splitlines())
                 row["read_bytes"] = int(io["read_bytes"])
@@ -158,7 +158,8 @@ def main() -> None:
         print(f"{'phase':16} {'own':>23} {'anon':>23} {'limit':>23} {'page cache':>23} {'disk read MB':>12} {'reads/s':>8}")
         for phase in phases:
             rows = [r for r in watch.rows if r["phase"] == phase]
-            read_mb = (rows[-1]["read_bytes"] - rows[0]["read_bytes"]) / 1e6 if len(rows) > 1 else float("nan")
+            same = [r for r in rows if r["pid"] == rows[0]["pid"]]      # a restart starts the counter again
+            read_mb = (same[-1]["read_bytes"] - same[0]["read_bytes"]) / 1e6 if len(same) > 1 else float("nan")
             print(f"{phase:16} {spread([r.get('own') for r in rows]):>23} {spread([r.get('anon') for r in rows]):>23} "
                   f"{spread([r.get('limit') for r in rows]):>23} {spread([r.get('cache') for r in rows]):>23} "
                   f"{read_mb:12.1f} {rates.get(phase, float('nan')):8.0f}")
