@@ -136,3 +136,7 @@ def test_a_run_stores_the_resource_metrics(make_cluster, tmp_path):
     per_node = node_resources(run, window.start_s, window.end_s)
     assert per_node["node"].tolist() == ["node1"]
     assert per_node["local_writes"].iloc[0] > 0
+    costs = run.metrics[run.metrics["metric"].str.startswith("sampler_")].groupby("metric")["value"].median()
+    print(f"\nresources over {window.start_s:.1f}-{window.end_s:.1f} s:",
+          {k: round(v, 2) for k, v in res.items() if math.isfinite(v)}, f"-> {limit_of(res).label}")
+    print("median sampling cost per source and sample (ms):", costs.round(2).to_dict())
