@@ -1,7 +1,8 @@
 """The JMX fallback without an agent: nodetool, parsed with cassperf's nodetool parsers.
 
 Each call starts a JVM (0.6-5 s here, depending on load), so this source runs its commands for
-a node side by side and suits intervals of 10 s and more. Per node and sample:
+a node side by side (up to five: every command of a sample at once) and suits intervals of 10 s
+and more. Per node and sample:
 
     nodetool tablestats ks.t ...   live_sstables:ks.t ("SSTable count"), sstables_level_N:ks.t
                                    ("SSTables in each level: [2, 0, ...]"; "10/4" reads as 10),
@@ -92,7 +93,7 @@ class NodetoolSource(Source):
     name = "nodetool"
 
     def __init__(self, cluster: Any, tables: Sequence[tuple[str, str]] = (), pools: bool = False,
-                 tasks: bool = False, timeout_s: float = 60.0, max_parallel: int = 4, dropped: bool = True) -> None:
+                 tasks: bool = False, timeout_s: float = 60.0, max_parallel: int = 5, dropped: bool = True) -> None:
         self.cluster = cluster
         self.tables = list(tables)
         self.pools = pools
