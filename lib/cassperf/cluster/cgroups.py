@@ -30,6 +30,11 @@ nothing left to reclaim calls the OOM killer: a killed node is a failed study. S
   writeback cannot be reclaimed at once, so own memory + the bound may not be above the limit
   yet); its next regular check brings the limit back to the formula.
 
+The bound is on the page cache charged to the node: a page is charged to the cgroup of the process
+that first brought it into the cache, so pages another process read first (a `cat` of the SSTables)
+are hits for the node without counting against its bound. What the node wrote itself (flushes,
+compaction) and read first is its own; empty the host's cache before a cold read.
+
 Where the governor is gone (its process was killed), the limits stay as they were; the next run
 stops the nodes of a dead owner (cassperf.cluster.reaper) and removes their cgroups, or adopts
 them and governs them again.
