@@ -74,11 +74,13 @@ class CredentialsProvider(PlainTextAuthProvider):
 
 @dataclass(frozen=True)
 class LocalNodeRef:
-    """A node whose JVM runs on this machine: `pid()` gives its pid (None when not running)."""
+    """A node whose JVM runs on this machine: `pid()` gives its pid (None when not running);
+    `storage` the folders it keeps its data and commit log in (the sampler watches their disks)."""
 
     name: str
     address: str
     pid: Callable[[], int | None]
+    storage: tuple[str, ...] = ()
 
 
 def _reason(err: BaseException | str) -> tuple[str, str]:

@@ -191,6 +191,7 @@ def _run_tool(tool: str, exe: Path | None, spec: WorkloadSpec, cluster: Any, lab
         with ExitStack() as opened:
             opened.push(writer)      # closed on the way out, complete or with the error (already open: no `with writer`)
             watch = ClusterSampler(cluster, writer=writer, **dict(sampler)) if sampler is not None else nullcontext()
+            on_start = (lambda pid: watch.clients.add(tool, pid, tree=True)) if sampler is not None else None
             with watch:
                 action = DuringAction(during, writer) if during is not None else None
                 if action is not None:
@@ -200,11 +201,12 @@ def _run_tool(tool: str, exe: Path | None, spec: WorkloadSpec, cluster: Any, lab
                         from cassperf.workload.runners.stress_runner import run_cassandra_stress
 
                         run_cassandra_stress(spec, writer, cluster=cluster, executable=exe, progress=progress,
-                                             schema_precreated=True)
+                                             schema_precreated=True, on_start=on_start)
                     else:
                         from cassperf.workload.runners.latte_runner import run_latte
 
-                        run_latte(spec, writer, cluster=cluster, executable=exe, progress=progress, schema=False)
+                        run_latte(spec, writer, cluster=cluster, executable=exe, progress=progress, schema=False,
+                                  on_start=on_start)
                 finally:
                     if action is not None:
                         action.join()

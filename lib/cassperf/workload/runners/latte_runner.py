@@ -62,7 +62,7 @@ import math
 import os
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -288,8 +288,9 @@ def _shown(argv: list[str]) -> str:
 
 def run_latte(spec: WorkloadSpec, writer: Any, *, cluster: Any = None, executable: str | Path | None = None,
               schema: bool = True, worker_threads: int = 1, progress: bool = True, timeout_s: float | None = None,
-              env: Mapping[str, str] | None = None) -> LatteResult:
-    """Run latte for `spec` into `writer` (an open RunWriter); see the module doc."""
+              env: Mapping[str, str] | None = None, on_start: Callable[[int], None] | None = None) -> LatteResult:
+    """Run latte for `spec` into `writer` (an open RunWriter); see the module doc. `on_start`:
+    called with the load's pid once it runs."""
     exe = Path(executable) if executable is not None else locate_latte(env)
     creds = tool_credentials(cluster)
     tool_env = env
@@ -329,7 +330,7 @@ def run_latte(spec: WorkloadSpec, writer: Any, *, cluster: Any = None, executabl
             try:
                 with writer.phase(TOOL, shown):
                     outcome = stream_process(cmd.run, raw, bar.line, env=tool_env, cwd=out_dir,
-                                             timeout_s=timeout_s, redactor=redactor)
+                                             timeout_s=timeout_s, redactor=redactor, on_start=on_start)
             finally:
                 bar.close()
         finally:
