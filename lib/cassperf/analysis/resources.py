@@ -533,3 +533,44 @@ def arm_rows(table: pd.DataFrame) -> dict[str, dict[str, Any]]:
     """arm_resources' rows as {arm: row}, the input of limit_sentence."""
     return {str(r["arm"]): dict(r) for _, r in table.iterrows()}
 
+
+
+# -- the evidence under the verdicts --------------------------------------------------------------------
+def resource_rows(figures: pd.DataFrame) -> pd.DataFrame:
+    """One row per counted run from a figures frame that carries the resource columns (the study
+    contract's figures: cassperf.experiments.analysis.Analysis.figures): run_id, arm, block,
+    RESOURCE_COLUMNS, client_flag; the input of arm_resources and claim_limits."""
+    cols = ["run_id", "arm", "block", *RESOURCE_COLUMNS, "client_flag"]
+    if figures.empty or "host_cpu_pct" not in figures.columns:
+        return pd.DataFrame(columns=cols)
+    ok = figures[figures["status"] == "ok"] if "status" in figures.columns else figures
+    return ok.drop_duplicates("run_id")[cols].reset_index(drop=True)
+
+
+#: the verdicts a limit is named under: the decided ones
+DECIDED = ("holds", "does not hold")
+
+
+def claim_limits(claims: pd.DataFrame, rows: pd.DataFrame) -> pd.DataFrame:
+    """``claims`` with a ``limit`` column: under every decided claim the limit of the arms it
+    compares (limit_sentence over their arm_resources rows), and the runs of those arms whose
+    client may have set the pace, named ("client flagged: 2 runs of arm b (client at 95% of a
+    core)"). Empty where the claim compares no arms or is not decided."""
+    out = claims.copy()
+    table = arm_resources(rows) if not rows.empty else pd.DataFrame(columns=["arm"])
+    by_arm = arm_rows(table)
+    limits = []
+    for r in out.to_dict("records"):
+        arms = [a for a in (r.get("arm_a"), r.get("arm_b")) if isinstance(a, str) and a in by_arm]
+        if r.get("verdict") not in DECIDED or not arms:
+            limits.append("")
+            continue
+        said = limit_sentence({a: by_arm[a] for a in dict.fromkeys(arms)})
+        flagged = rows[rows["arm"].isin(arms) & rows["client_flag"].notna()]
+        if not flagged.empty:
+            notes = "; ".join(f"{n} run{'s' if n > 1 else ''} of {a} ({flag})" for (a, flag), n in
+                              flagged.groupby(["arm", "client_flag"], sort=False).size().items())
+            said += f"; client flagged: {notes}"
+        limits.append(said)
+    out["limit"] = limits
+    return out

@@ -63,7 +63,8 @@ def study_cluster(*, contact_points: str = "", local_dc: str | None = None, clus
     cluster of this shape that a dead owner left is adopted: cassperf.cluster.reaper). ``inter_dc_rtt_ms`` (> 0): the DCs of the embedded cluster
     live that round trip apart (LocalCluster(inter_dc_rtt_ms=...); 0 or None: no distance; where
     this machine cannot, see distance_problem, the cluster has none: the study says so).
-    ``cluster_page_cache_mb``: each embedded node's page cache bound to that many MiB, and
+    ``cluster_page_cache_mb``: each embedded node's page cache bound to that many MiB (0 or None:
+    no bound), and
     ``cluster_read_mb_s`` / ``cluster_read_iops`` its disk reads throttled (LocalCluster's
     page_cache_mb, read_mb_s, read_iops; where the machine refuses, the cluster's
     ``bounds_line()`` says so); a named cluster keeps its own memory and disks.
@@ -77,8 +78,8 @@ def study_cluster(*, contact_points: str = "", local_dc: str | None = None, clus
     rtt = float(inter_dc_rtt_ms) if inter_dc_rtt_ms and distance_problem(inter_dc_rtt_ms) is None else None
     cluster = LocalCluster(cluster_name_for(cluster_name, cluster_topology, rtt), cluster_topology,
                            version=cassandra_version or DEFAULT_VERSION, heap_mb=cluster_heap_mb,
-                           first_address=first_address, inter_dc_rtt_ms=rtt, page_cache_mb=cluster_page_cache_mb,
-                           read_mb_s=cluster_read_mb_s, read_iops=cluster_read_iops, **local_options)
+                           first_address=first_address, inter_dc_rtt_ms=rtt, page_cache_mb=cluster_page_cache_mb or None,
+                           read_mb_s=cluster_read_mb_s or None, read_iops=cluster_read_iops or None, **local_options)
     if not start:
         return cluster
     from cassperf.cluster.reaper import reap

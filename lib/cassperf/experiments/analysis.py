@@ -32,6 +32,7 @@ from typing import Any, ClassVar
 import pandas as pd
 
 from cassperf.analysis.repeats import WindowChoice, run_figures
+from cassperf.analysis.resources import RESOURCE_COLUMNS, claim_limits, client_flag, resource_rows, run_resources
 
 
 @dataclass
@@ -82,14 +83,23 @@ class Analysis:
         return {}
 
     def figures(self, outcome: Any) -> pd.DataFrame:
-        """The run figures of the outcome's measured runs, by the hooks (module doc)."""
+        """The run figures of the outcome's measured runs, by the hooks (module doc), with each
+        run's resource evidence over the same window (cassperf.analysis.resources: RESOURCE_COLUMNS
+        and client_flag) and the study's own columns."""
         runs = list(outcome.runs)
         figs = run_figures(runs, window=self.window, op_groups=self.OP_GROUPS, keep_drift=self.keeps_drift)
-        if figs.empty or type(self).extra is Analysis.extra:
+        if figs.empty:
             return figs
         by_id = {r.run_id: r for r in runs}
+        rows = figs.to_dict("records")
+        evidence = _evidence(by_id, rows)
+        for col in (*RESOURCE_COLUMNS, "client_flag"):
+            figs[col] = [evidence.get(rid, {}).get(col, math.nan if col != "client_flag" else None)
+                         for rid in figs["run_id"]]
+        if type(self).extra is Analysis.extra:
+            return figs
         extra = [dict(self.extra(by_id[rid], row)) if rid in by_id else {}
-                 for rid, row in zip(figs["run_id"], figs.to_dict("records"), strict=True)]
+                 for rid, row in zip(figs["run_id"], rows, strict=True)]
         for col in dict.fromkeys(k for e in extra for k in e):
             figs[col] = [e.get(col, math.nan) for e in extra]
         return figs
@@ -102,9 +112,25 @@ class Analysis:
         return {}
 
     def conclude(self, outcome: Any) -> Conclusions:
-        """figures, then claims and sections from them: what the report machine asks of every study."""
+        """figures, then claims and sections from them: what the report machine asks of every study.
+        Under every decided claim, the limit of the arms it compares (resources.claim_limits)."""
         figures = self.figures(outcome)
-        return Conclusions(figures, self.claims(outcome, figures), self.sections(outcome, figures))
+        claims = claim_limits(self.claims(outcome, figures), resource_rows(figures))
+        return Conclusions(figures, claims, self.sections(outcome, figures))
+
+
+def _evidence(by_id: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:
+    """Each run's resource figures over its figures window (the window of its first row; a run
+    without one, or without samples, gets none), with its client flag."""
+    out: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        rid = row["run_id"]
+        start, end = row.get("window_start_s"), row.get("window_end_s")
+        if rid in out or rid not in by_id or not (isinstance(start, float) and math.isfinite(start)):
+            continue
+        res = run_resources(by_id[rid], start, end)
+        out[rid] = {**res, "client_flag": client_flag(res, by_id[rid].manifest)}
+    return out
 
 
 __all__ = ["Analysis", "Conclusions", "Section", "Sections"]

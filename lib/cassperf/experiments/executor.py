@@ -212,6 +212,18 @@ class _Executor:
                 known[name] = cluster_identity(cluster)
         self.record.save()
 
+    def measure_setting(self) -> None:
+        """Each context's page-cache bound and its keyspaces' data per node (experiments.setting),
+        kept in the record (``setting``), measured each execution once the data is loaded."""
+        from cassperf.experiments.setting import measure_setting
+
+        keyspaces: dict[str, list[str]] = {}
+        for prep in self.study.preparations():
+            keyspaces.setdefault(prep.context, []).append(prep.spec.keyspace)
+        self.record.data["setting"] = {name: measure_setting(c, keyspaces.get(name, []))
+                                       for name, c in self.contexts.items()}
+        self.record.save()
+
     def prepare(self) -> None:
         """Preparations (role=load), skipped while stored and their keyspace exists."""
         present = {name: _keyspaces(c) for name, c in self.contexts.items()}
@@ -401,6 +413,7 @@ def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
         if found:
             record.data.setdefault("baseline", []).append({"utc": _now(), **found})
             record.save()
+        ex.measure_setting()
         arms, order = ex.arms(ex.find_knee())
         ex.warm_arms(arms)
         by_name = {a.name: a for a in arms}

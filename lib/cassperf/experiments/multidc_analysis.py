@@ -29,7 +29,6 @@ from cassperf.experiments.outcome import StudyOutcome
 
 SHARED = ("every node and both clients share this machine's cores: ops/s are bounded by CPU, which the delay does "
           "not use, more than by the round trips")
-NO_DISTANCE = "no distance between the DCs here"
 NONE = "No run of this part is stored."
 
 
@@ -155,22 +154,23 @@ class MultiDCAnalysis(Analysis):
         each DC compare their clients' ops/s summed per block (module doc), each DC's own change
         given beside it."""
         from cassperf.analysis.arms import compare
+        from cassperf.analysis import manipulation as took
         from cassperf.analysis.verdicts import (aa_control, all_of, claim, claims_table, directional, equivalent,
-                                                near_reference, not_shown, within_band)
+                                                near_reference, tested, within_band)
 
         study, src = outcome.study, outcome.study.source
         home = study.cl_dc
         rtt = rtt_ms(outcome)
         b = baseline(outcome)
-        far_note = f"{NO_DISTANCE}: {b.get('distance')}" if b else f"{NO_DISTANCE}: no network baseline was measured"
         dc_of = figs["dc"] if "dc" in figs.columns else pd.Series(pd.NA, index=figs.index, dtype="object")
 
         def cmp(a: str, b_: str, op: str, metric: str = "rate_ops_s", dc: str | None = None) -> Any:
             return compare(figs[dc_of == dc] if dc else figs, a, b_, op, metric)
 
         def far(v: Any) -> Any:
-            """Without distance between the DCs a claim on the round trip is not shown, and says why."""
-            return v if rtt else not_shown(far_note, v.rule)
+            """A claim on the round trip rests on a distance between the DCs: without one it is not
+            tested here, and says why (manipulation.distance)."""
+            return tested(v, took.distance(rtt, str(b.get("distance")) if b else "no network baseline was measured"))
 
         summed = clients_summed(figs)
 

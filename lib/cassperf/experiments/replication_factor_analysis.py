@@ -8,6 +8,7 @@ control first. The figures are every study's: each run over its steady window.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
@@ -33,18 +34,39 @@ def _arms(outcome: StudyOutcome, figures: pd.DataFrame) -> pd.DataFrame:
 
 class RFAnalysis(Analysis):
     """What the replication-factor study concludes (module doc)."""
+
+    def cache_sizes(self, outcome: StudyOutcome, rf: int) -> tuple[float, float, float | None]:
+        """(MB the reads of RF ``rf`` touch, summed over its nodes: its whole keyspace, read
+        uniformly; MB of its data per node; MiB of page cache a node may hold, None when not
+        bounded), from the setting the executor measured (experiments.setting)."""
+        from cassperf.experiments.setting import data_per_node_mb
+
+        setting = (outcome.record.get("setting") or {}).get("", {})
+        keyspace = self.study.keyspace(rf)
+        sizes = (setting.get("data_mb") or {}).get(keyspace) or {}
+        room = setting.get("page_cache_mb")
+        return (sum(sizes.values()) if sizes else math.nan, data_per_node_mb(setting, keyspace),
+                float(room) if room else None)
     def claims(self, outcome: StudyOutcome, figs: pd.DataFrame) -> pd.DataFrame:
         """The claims table (cassperf.analysis.verdicts), the A/A control first."""
+        from cassperf.analysis import manipulation as took
         from cassperf.analysis.arms import compare
-        from cassperf.analysis.verdicts import aa_control, all_of, claim, claims_table, directional, equivalent, plateau
+        from cassperf.analysis.resources import resource_rows
+        from cassperf.analysis.verdicts import (aa_control, all_of, claim, claims_table, directional, equivalent,
+                                                plateau, tested)
 
         study, src = outcome.study, outcome.study.source
         cal = outcome.calibrated
         writes, reads, sweep = study.threads(cal)
         low = min(study.rfs)
+        res = resource_rows(figs)
 
         def cmp(a: str, b: str, op: str, metric: str = "rate_ops_s") -> Any:
             return compare(figs, a, b, op, metric)
+
+        def replicas(*pairs: tuple[str, int]) -> Any:
+            """Each write of these (arm, RF) reached RF replicas (manipulation.replicas_applied)."""
+            return took.all_took(*(took.replicas_applied(took.of_arm(res, arm), rf) for arm, rf in pairs))
 
         aa_name = study.aa_arm([])
         aa = claim(f"A/A control: '{aa_name}' against its identical twin", src,
@@ -52,23 +74,29 @@ class RFAnalysis(Analysis):
         rows = []
         higher_rfs = [rf for rf in study.rfs if rf > low]
         if higher_rfs:
-            parts = [directional(cmp(f"write rf={low}", f"write rf={rf}", "write"), -1) for rf in higher_rfs]
+            parts = [tested(directional(cmp(f"write rf={low}", f"write rf={rf}", "write"), -1),
+                            replicas((f"write rf={low}", low), (f"write rf={rf}", rf))) for rf in higher_rfs]
             rows.append(claim(f"Writes at RF {low} are much faster than at any higher RF ({study.cl})", src,
                               all_of(parts, f"every higher RF's write ops/s significantly below RF {low}'s"), SHARED,
                               measured="; ".join(f"RF {rf}: {p.comparison.text}" for rf, p in zip(higher_rfs, parts,
                                                                                                    strict=True))))
         if 2 in study.rfs and 3 in study.rfs:
             rows.append(claim(f"RF 2 and RF 3 write at about the same rate at {study.cl} (both wait for 2 replicas)", src,
-                              equivalent(cmp("write rf=2", "write rf=3", "write"), 15.0), SHARED))
+                              tested(equivalent(cmp("write rf=2", "write rf=3", "write"), 15.0),
+                                     replicas(("write rf=2", 2), ("write rf=3", 3))), SHARED))
         rr = sorted(study.read_rfs)
         if len(rr) >= 2:
             rows.append(claim(f"Reads slow down from RF {rr[0]} to RF {rr[-1]} (warm run b)", src,
                               directional(cmp(f"read rf={rr[0]} run=b", f"read rf={rr[-1]} run=b", "read"), -1),
-                              "run a is cold by flushed memtables, invalidated caches and a dropped page cache; the data "
-                              "of this small run fits in memory, so run a is only partly cold"))
+                              SHARED))
+            cold, warm = f"read rf={rr[-1]} run=a", f"read rf={rr[-1]} run=b"
             rows.append(claim(f"Cold reads (run a) are slower than warm reads (run b) at RF {rr[-1]}", src,
-                              directional(cmp(f"read rf={rr[-1]} run=b", f"read rf={rr[-1]} run=a", "read"), -1),
-                              "without a node restart Cassandra's chunk cache stays warm (cold_restart restarts the nodes)"))
+                              tested(directional(cmp(warm, cold, "read"), -1),
+                                     took.cache_emptied(took.of_arm(res, cold), took.of_arm(res, warm),
+                                                        *self.cache_sizes(outcome, rr[-1]))),
+                              "run a follows flushed memtables, invalidated key and row caches and a dropped page cache; "
+                              "without a node restart Cassandra's chunk cache stays warm (cold_restart restarts the "
+                              "nodes)"))
         rf_cl = study.cl_sweep_rf
         if "ONE" in study.cl_sweep and low in study.read_rfs:
             rows.append(claim(f"Reads at CL ONE on RF {rf_cl} run about as fast as RF {low} reads", src,
@@ -79,8 +107,9 @@ class RFAnalysis(Analysis):
                               equivalent(cmp(f"read rf={rf_cl} run=b", f"read rf={rf_cl} cl=TWO", "read"), 15.0), SHARED))
         mixed = sorted(study.mixed_rfs)
         if len(mixed) >= 2:
-            parts = [directional(cmp(f"mixed rf={a}", f"mixed rf={b}", "read"), -1) for a, b in zip(mixed, mixed[1:],
-                                                                                                     strict=False)]
+            parts = [tested(directional(cmp(f"mixed rf={a}", f"mixed rf={b}", "read"), -1),
+                            replicas((f"mixed rf={a}", a), (f"mixed rf={b}", b)))
+                     for a, b in zip(mixed, mixed[1:], strict=False)]
             rows.append(claim("50/50 mixed throughput falls as RF rises", src,
                               all_of(parts, "each higher RF's ops/s (the reads of the mix) significantly below the one "
                                             "before"), SHARED,

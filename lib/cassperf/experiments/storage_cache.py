@@ -100,10 +100,13 @@ class StorageStudy(Study):
     NOT_IN_PLAN: ClassVar[tuple[str, ...]] = ("experiment", "repeats", "contact_points", "storage_label",
                                               "loop_size_mb", *RUNBOOK)
 
-    rows: int = 10_000                        # keys loaded per configuration (the study: 150,000,000)
+    rows: int = 65_536                        # keys loaded per configuration (the study: 150,000,000)
+    read_rows: int = 512                      # the reads' working set, keys 1..read_rows (the study: 3M of its 150M);
+                                              # 0: every loaded key
     threads: Sequence[int] = ()               # read sweep; empty: around the calibrated knee (the study: 4..512)
     empty_threads: int = 0                    # threads of the empty-cache runs a and b; 0: the knee
-    chunk_kbs: Sequence[int] = (4, 64, 256)   # chunk sizes on the data folder's disk (the study: 4/64/128/256)
+    chunk_kbs: Sequence[int] = (64,)          # compression chunk sizes on the data folder's disk (the study varied a
+                                              # RAID stripe, 4/64/128/256 KiB, which no compression chunk stands for)
     loop_chunk_kbs: Sequence[int] = ()       # chunk sizes on the loop-device filesystem (root; () for none)
     empty_chunk_kbs: Sequence[int] = (64,)    # chunk sizes that also get the empty-cache runs a and b
     sweep_chunk_kbs: Sequence[int] = (64,)    # chunk sizes read at every thread count, the others at the knee only ((): all)
@@ -130,7 +133,8 @@ class StorageStudy(Study):
     allow_destructive: bool = False
 
     CONSTRAINTS: ClassVar[dict[str, Any]] = {
-        "rows": Whole(1), "write_threads": Whole(1), "rf": Whole(1), "column_size": Whole(1),
+        "rows": Whole(1), "read_rows": Whole(0, note="0: every loaded key"), "write_threads": Whole(1), "rf": Whole(1),
+        "column_size": Whole(1),
         "loop_size_mb": Whole(64, unit="MiB"),
         "threads": Items(Whole(1), "client thread counts", unique=True,
                          note=f"empty: around the calibrated knee; the study: {list(PUBLISHED_THREADS)}"),
@@ -200,8 +204,13 @@ class StorageStudy(Study):
         return self._spec(self.keyspace(chunk_kb), "write", self.write_threads, population=f"seq=1..{self.rows}",
                           n=self.rows, compression=Compression(self.compressor, chunk_kb))
 
+    @property
+    def working_set(self) -> int:
+        """The keys the reads read: 1..read_rows (every loaded key with read_rows 0)."""
+        return min(self.read_rows, self.rows) if self.read_rows else self.rows
+
     def read_spec(self, chunk_kb: int, threads: int) -> WorkloadSpec:
-        return self._spec(self.keyspace(chunk_kb), "read", threads, population=f"uniform(1..{self.rows})",
+        return self._spec(self.keyspace(chunk_kb), "read", threads, population=f"uniform(1..{self.working_set})",
                           compression=Compression(self.compressor, chunk_kb))
 
     # -- the plan ----------------------------------------------------------------------------------
@@ -249,7 +258,8 @@ class StorageStudy(Study):
 
             swept = not self.sweep_chunk_kbs or conf.chunk_kb in self.sweep_chunk_kbs
             for t in (points if swept else [empty_at]):
-                out.append(arm(f"full, {t} threads", "full", "a", t, before=_warm(keyspace)))
+                out.append(arm(f"full, {t} threads", "full", "a", t, before=_warm(keyspace, self.working_set,
+                                                                                  self.read_rows > 0)))
             if conf.empty:
                 # runs a and b pool with the full-cache reads at their load (analysis.arms, 5.: their
                 # run-to-run spread matched the full-cache arms' in four make report runs)
@@ -288,8 +298,9 @@ class StorageStudy(Study):
         points, empty_at = self.sweep(calibrated)
         chunks = sorted({*self.chunk_kbs, *self.loop_chunk_kbs})
         gone = [c for c in PUBLISHED_CHUNKS if c not in chunks]
-        said = ["The published study rebuilt an mdadm RAID 0 per chunk size; without an md driver here the chunk "
-                "varied is the table's compression chunk."]
+        said = ["The published study rebuilt an mdadm RAID 0 per chunk size; without an md driver here no RAID stripe "
+                "can be varied, so its chunk claims are not tested here (chunk_kbs varies the table's compression "
+                "chunk, measured for what it is)."]
         if gone:
             said.append(f"It also ran chunk sizes {', '.join(f'{c} KiB' for c in gone)}: left out here.")
         missing = [t for t in PUBLISHED_THREADS if t not in points]
@@ -359,9 +370,14 @@ class StorageStudy(Study):
     # -- the analysis ------------------------------------------------------------------------------
 
 
-def _warm(keyspace: str) -> Callable[[Any], str]:
-    from cassperf.experiments.node_actions import make_warm
+def _warm(keyspace: str, keys: int, by_key: bool) -> Callable[[Any], str]:
+    """The before-action of a full-cache run: its working set read once through CQL (``by_key``:
+    a working set smaller than the page cache stays in it; reading the keyspace's files through a
+    bounded page cache would leave only their last pages), else the keyspace's files read."""
+    from cassperf.experiments.node_actions import make_warm, read_keys
 
+    if by_key:
+        return lambda cluster: read_keys(cluster, keyspace, keys)
     return lambda cluster: make_warm(cluster, keyspace)
 
 

@@ -8,6 +8,7 @@ decided across runs by a rule fixed before the data, the A/A control first.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -23,8 +24,10 @@ PERCENTILES = (("latency_p50_ms", "p50"), ("latency_p95_ms", "p95"), ("latency_p
 SAME_PCT = 10.0
 HERE = ("here the stripe chunk cannot be varied (no md driver): the chunk varied is the table's compression chunk, "
         "which sets how much Cassandra reads and decompresses per row, not how the disk stripes it")
-COLD = ("the data of a local run is small and fits in memory: an emptied page cache fills again within seconds; the "
-        "nodes are restarted only with cold_restart (a restart leaves the JVM cold for the arms after it)")
+COLD = ("the reads read a working set that fits in the node's bounded page cache, out of a data set several times "
+        "it, as the study read 3M of its 150M rows; an emptied cache is refilled from a disk whose reads are "
+        "throttled (cluster_read_iops) as a stand-in for the study's network-attached disks; the nodes are restarted "
+        "only with cold_restart")
 
 
 class Arms:
@@ -140,24 +143,51 @@ class StorageAnalysis(Analysis):
 
     def keeps_drift(self, run: Any) -> bool:
         return run.labels.get("cache") == "empty"
+
+    def cache_sizes(self, outcome: StudyOutcome, storage: str, chunk_kb: int) -> tuple[float, float, float | None]:
+        """(MB the reads touch, summed over the nodes; MB of data per node; MiB of page cache a node
+        may hold, None when not bounded) of one configuration, from the setting the executor
+        measured (experiments.setting). The reads touch the compression chunks that hold their
+        working set: of C chunks per node, K keys read at random touch C (1 - (1 - 1/C)^K)."""
+        from cassperf.experiments.setting import data_per_node_mb
+        from cassperf.experiments.storage_cache import CONTEXTS
+
+        study = self.study
+        setting = (outcome.record.get("setting") or {}).get(CONTEXTS.get(storage, ""), {})
+        sizes = (setting.get("data_mb") or {}).get(study.keyspace(chunk_kb)) or {}
+        data = data_per_node_mb(setting, study.keyspace(chunk_kb))
+        chunks = max(1.0, data * 1e6 / (chunk_kb * 1024)) if math.isfinite(data) else math.nan
+        share = 1.0 - (1.0 - 1.0 / chunks) ** study.working_set if math.isfinite(chunks) else math.nan
+        touched = sum(sizes.values()) * share if sizes else math.nan
+        room = setting.get("page_cache_mb")
+        return touched, data, float(room) if room else None
     def claims(self, outcome: StudyOutcome, figs: pd.DataFrame) -> pd.DataFrame:
         """The claims table (cassperf.analysis.verdicts), the A/A control first."""
+        from cassperf.analysis import manipulation as took
         from cassperf.analysis.arms import compare
+        from cassperf.analysis.resources import resource_rows
         from cassperf.analysis.verdicts import (aa_control, all_of, claim, claims_table, directional, equivalent,
-                                                not_addressed, plateau)
+                                                not_addressed, plateau, tested)
 
         src = outcome.study.source
         arms = Arms(outcome)
+        res = resource_rows(figs)
+        stripe = took.stripe_varied([c.get("md_chunk_kb") for c in measured_configurations(outcome)
+                                     .to_dict("records")], [int(c) for s in arms.storages for c in arms.chunks(s)])
 
         def cmp(a: str, b: str, metric: str = "rate_ops_s") -> Any:
             return compare(figs, a, b, "read", metric)
 
-        def row(text: str, parts: Sequence[tuple[str, Any]], rule: str, need: str, note: str) -> Any:
-            """A claim made of parts (what, verdict): every part must hold; 'needs' without parts."""
+        def row(text: str, parts: Sequence[tuple[str, Any]], rule: str, need: str, note: str, check: Any = None) -> Any:
+            """A claim made of parts (what, verdict): every part must hold; 'needs' without parts.
+            ``check``: a manipulation check the whole claim rests on (the RAID stripe)."""
             if not parts:
-                return claim(text, src, not_addressed(need), note, measured=f"needs {need}")
+                verdict = not_addressed(need)
+                return claim(text, src, tested(verdict, check) if check is not None else verdict, note,
+                             measured=f"needs {need}")
             verdict = all_of([v for _, v in parts], rule)
-            return claim(text, src, verdict, note, measured="; ".join(f"{what}: {v.comparison.text}" for what, v in parts))
+            return claim(text, src, tested(verdict, check) if check is not None else verdict, note,
+                         measured="; ".join(f"{what}: {v.comparison.text}" for what, v in parts))
 
         first = outcome.study.aa_arm(outcome.study.arms(outcome.calibrated))
         twin = arms.twin or (first, first + " (A/A)")
@@ -187,17 +217,17 @@ class StorageAnalysis(Analysis):
                         [p for i, a in enumerate(large) for p in chunk_pairs([a], large[i + 1:],
                                                                              lambda c: equivalent(c, SAME_PCT))],
                         f"per storage, cache state and thread count ops/s within ±{SAME_PCT:g}% (TOST); every pair must "
-                        f"hold", "two of 64/128/256 KiB on one storage (chunk_kbs)", HERE))
+                        f"hold", "two of 64/128/256 KiB on one storage (chunk_kbs)", HERE, stripe))
         rows.append(row("A 4 KiB chunk reads slower than 64 KiB and larger chunks, even with a full cache",
                         chunk_pairs(large, [4], lambda c: directional(c, -1)),
                         "4 KiB's ops/s significantly below the larger chunk's at every thread count and cache state",
                         "4 KiB and a larger chunk on one storage (chunk_kbs)",
                         HERE + "; a 4 KiB compression chunk means less to decompress per 4 KiB row, so here it may well "
-                               "read faster"))
+                               "read faster", stripe))
         rows.append(row("128 KiB chunks may read slightly faster than 64 and 256 KiB",
                         chunk_pairs([64, 256], [128], lambda c: directional(c, +1), empty=False),
                         "128 KiB's ops/s significantly above the other's at every thread count (full cache)",
-                        "128 KiB and 64 or 256 KiB on one storage (chunk_kbs)", HERE))
+                        "128 KiB and 64 or 256 KiB on one storage (chunk_kbs)", HERE, stripe))
         tapers = []
         for s in arms.storages:
             for chunk in arms.chunks(s):
@@ -215,7 +245,8 @@ class StorageAnalysis(Analysis):
 
         def cache_parts(metrics: Sequence[str], sign: int, against: str) -> list[tuple[str, Any]]:
             """Per configuration with runs a and b: the full-cache run (against="full") or run b
-            (against="b") against run a, in the claimed direction."""
+            (against="b") against run a, in the claimed direction, each resting on its manipulation
+            check: the cache emptied in effect for run a, and for run b also run a filling it."""
             parts = []
             for s in arms.storages:
                 for chunk in arms.chunks(s):
@@ -225,8 +256,12 @@ class StorageAnalysis(Analysis):
                         continue
                     t, a, b = e
                     other = full[t] if against == "full" else b
-                    parts += [(f"{s} {chunk} KiB, {t} thr, {m}", directional(cmp(a, other, m), sign, CACHE_PCT))
-                              for m in metrics]
+                    emptied = took.cache_emptied(took.of_arm(res, a), took.of_arm(res, full.get(t, b)),
+                                                 *self.cache_sizes(outcome, s, chunk))
+                    check = emptied if against == "full" else took.all_took(
+                        emptied, took.cache_filled(took.of_arm(res, a), took.of_arm(res, b)))
+                    parts += [(f"{s} {chunk} KiB, {t} thr, {m}",
+                               tested(directional(cmp(a, other, m), sign, CACHE_PCT), check)) for m in metrics]
             return parts
 
         pcts = [m for m, _ in PERCENTILES]

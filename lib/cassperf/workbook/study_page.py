@@ -130,6 +130,7 @@ class StudyReport:
         parts += [said for said in (s.describe_baseline(found) for found in rec.get("baseline") or []) if said]
         parts.append(f"Latency is {lat} time, percentiles merged from HDR histograms. Differences are judged "
                      f"between runs (the run-to-run spread), never within one.")
+        parts += setting_sentences(rec.get("setting") or {})
         if rec.get("notes"):
             parts.append("On this machine: " + "; ".join(rec["notes"]) + ".")
         if self.outcome.note:
@@ -170,6 +171,7 @@ class StudyReport:
             display(warmup_figure(rec["warmup"]))
         if rec.get("calibration"):
             display(calibration_figure(rec["calibration"]))
+        display(HTML(f"{_STYLE}<div class='cp-find'>{resources_html(self.figures)}</div>"))
         display(HTML(f"{_STYLE}<div class='cp-find'><h4>Order of the runs (seed {self.outcome.study.seed})</h4>"
                      f"{order_table(rec.get('order', []))}</div>"))
 
@@ -210,6 +212,57 @@ class StudyReport:
                      f"<details><summary>Parameters and cluster</summary>{header_html(self.parameters, self.cluster)}"
                      f"</details><details><summary>Every run ({len(self.figures)} rows)</summary>{runs}</details>"
                      f"<details><summary>The executor's log</summary><pre>{_esc(log)}</pre></details></div>"))
+
+
+#: the per-arm resource table's columns: (column, heading, format)
+RESOURCE_TABLE = (("runs", "runs", "{:.0f}"), ("host_cpu_pct", "host CPU %", "{:.0f}"),
+                  ("node_cpu_max_pct", "busiest node CPU % of a core", "{:.0f}"),
+                  ("client_cpu_max_pct", "busiest client process % of a core", "{:.0f}"),
+                  ("disk_busy_pct", "disk busy %", "{:.0f}"), ("disk_read_mb_s", "disk read MB/s", "{:.1f}"),
+                  ("disk_write_mb_s", "disk write MB/s", "{:.1f}"), ("node_read_mb", "nodes read MB", "{:.1f}"),
+                  ("page_cache_mb", "page cache MiB per node", "{:.0f}"), ("gc_pause_max_pct", "GC % (busiest node)",
+                                                                          "{:.1f}"),
+                  ("compactions_pending_max", "compactions pending (max)", "{:.0f}"),
+                  ("dropped_messages", "dropped messages", "{:.0f}"), ("timeouts", "timeouts", "{:.0f}"),
+                  ("flagged_runs", "runs with the client flagged", "{:.0f}"), ("limit", "limit", "{}"))
+
+
+def resources_html(figures: pd.DataFrame) -> str:
+    """The method's resource table: per arm the means over its counted runs (USE: utilization,
+    saturation, errors; cassperf.analysis.resources) and the limit its figures name by the rule."""
+    from cassperf.analysis.resources import LIMIT_RULE, arm_resources, resource_rows
+
+    rows = resource_rows(figures)
+    if rows.empty:
+        return "<h4>Resources per arm</h4><p class='small'>No resource figures: the sampler recorded none here.</p>"
+    table = arm_resources(rows)
+
+    def cell(v: Any, fmt: str) -> str:
+        if v is None or (isinstance(v, float) and math.isnan(v)):
+            return "–"
+        return _esc(fmt.format(v))
+
+    head = "".join(f"<th>{_esc(h)}</th>" for h in ("arm", *(h for _, h, _ in RESOURCE_TABLE)))
+    body = "".join("<tr><td>" + _esc(r["arm"]) + "</td>" + "".join(f"<td>{cell(r.get(c), f)}</td>"
+                                                                   for c, _, f in RESOURCE_TABLE) + "</tr>"
+                   for r in table.to_dict("records"))
+    return (f"<h4>Resources per arm</h4><p class='small'>Means over each arm's counted runs, over the same window as "
+            f"its figures; '–': not measured here. The {_esc(LIMIT_RULE)}. A run whose busiest client process used "
+            f"90% or more of a core, or that fell behind its schedule, is flagged, and a claim on its arm says "
+            f"so.</p><div style='overflow-x:auto'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+            f"</div>")
+
+
+def setting_sentences(setting: Mapping[str, Any]) -> list[str]:
+    """One sentence per cluster of the study: its page-cache bound and each keyspace's data per
+    node (experiments.setting, kept in the record)."""
+    out = []
+    for context, found in setting.items():
+        where = f"On the {context} cluster" if context else "On the cluster"
+        data = "; ".join(f"{ks} {max(sizes.values()):,.0f} MB per node" for ks, sizes in
+                         (found.get("data_mb") or {}).items() if sizes)
+        out.append(f"{where}: {found.get('bounds')}" + (f"; data on disk: {data}." if data else "."))
+    return out
 
 
 METHOD_TEXT = (
