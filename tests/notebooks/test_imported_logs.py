@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.conftest import shared_fixture
+from tests.conftest import public_fixture
 from tests.notebooks.studykit import check_report_shape, execute_study
 
 pytestmark = pytest.mark.notebook
@@ -48,11 +48,11 @@ def by_claim(claims: list[dict], start: str) -> dict:
 
 def test_imported_logs_make_the_replication_factor_study(tmp_path: Path) -> None:
     cassperf_import("--label", "study=replication-factor", "--label", "rf=1", "--label", "op=read",
-                    str(shared_fixture(*READ_RAMP)))
+                    str(public_fixture(*READ_RAMP)))
     cassperf_import("--label", "study=replication-factor", "--label", "rf=3", "--label", "op=read",
-                    str(shared_fixture(*USER_RAMP)))
+                    str(public_fixture(*USER_RAMP)))
     cassperf_import("--label", "study=replication-factor", "--label", "rf=1", "--label", "op=write",
-                    str(shared_fixture(*WRITE)))
+                    str(public_fixture(*WRITE)))
     run = execute_study("01-replication-factor.ipynb", tmp_path, analyse_only=True, rfs=[1, 3], read_rfs=[1, 3],
                         cold_read_rfs=[], mixed_rfs=[], cl_sweep=[], thread_sweep_rfs=[])
     check_report_shape(run)
@@ -76,7 +76,7 @@ def test_imported_logs_make_the_storage_study(tmp_path: Path) -> None:
     # the ramps carry their thread counts: each run is the full-cache arm of its thread count
     for fixture in (READ_RAMP, USER_RAMP):
         cassperf_import("--label", "study=storage-and-cache", "--label", "chunk_kb=64", "--label", "cache=full",
-                        "--label", "op=read", str(shared_fixture(*fixture)))
+                        "--label", "op=read", str(public_fixture(*fixture)))
     run = execute_study("05-storage-and-cache.ipynb", tmp_path, analyse_only=True, chunk_kbs=[64],
                         empty_chunk_kbs=[])
     check_report_shape(run)
@@ -92,7 +92,7 @@ def test_an_imported_run_whose_arm_is_unknown_gets_one_line() -> None:
     from cassperf.experiments.outcome import load_outcome
     from cassperf.experiments.replication_factor import RFStudy
 
-    cassperf_import("--label", "study=replication-factor", "--label", "op=write", str(shared_fixture(*WRITE)))
+    cassperf_import("--label", "study=replication-factor", "--label", "op=write", str(public_fixture(*WRITE)))
     with pytest.raises(ConfigError) as err:
         load_outcome(RFStudy(experiment="local"), empty_ok=True)
     line = str(err.value)

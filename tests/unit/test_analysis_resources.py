@@ -270,3 +270,13 @@ def test_node_resource_frame_per_run_and_node() -> None:
     assert frame[["run_id", "arm", "block", "node", "local_writes"]].values.tolist() == [
         ["r1", "a", 1, "node1", 4000.0], ["r1", "a", 1, "node2", 4000.0]]
     assert node_resource_frame(figures.iloc[1:], runs).empty
+
+
+def test_a_node_reading_at_its_disk_throttle_is_disk_bound_whatever_the_device_s_busy_share() -> None:
+    row = {"host_cpu_pct": 78.0, "client_cpu_max_pct": 7.0, "disk_busy_pct": 2.0, "disk_throttle_pct": 97.0,
+           "gc_pause_max_pct": 1.0}
+    assert limit_of(row).label == "disk-bound"
+    assert limit_sentence({"run a": row}) == ("arm run a: host CPU 78%, client 7% of a core, disk 2%, disk reads at 97% "
+                                              "of the throttle, GC 1%: disk-bound")
+    assert limit_of({**row, "disk_throttle_pct": 40.0}).label == "no resource saturated"
+    assert limit_of({**row, "disk_busy_pct": 85.0}).resources == ("disk",)      # named once, whichever measure said it

@@ -264,3 +264,19 @@ def test_a_real_node_cgroup_holds_a_process_and_goes_with_it() -> None:
     removed = bounds.release()
     assert not (controllers.memory / f"cassperf-unit-{os.getpid()}").exists()
     assert len(removed) == 2
+
+
+def test_the_reads_a_node_issued_and_its_throttle_from_its_io_cgroup(tmp_path: Path) -> None:
+    v1 = NodeCgroup("v1", tmp_path / "m", tmp_path / "io")
+    (tmp_path / "io").mkdir()
+    (tmp_path / "io" / "blkio.throttle.io_serviced").write_text(
+        "254:0 Read 5120\n254:0 Write 77\n254:0 Sync 5197\n254:0 Async 0\n254:0 Discard 0\n254:0 Total 5197\n"
+        "7:0 Read 30\nTotal 5227\n")
+    (tmp_path / "io" / "blkio.throttle.read_iops_device").write_text("254:0 200\n7:0 400\n")
+    assert v1.read_io() == (5150, 200)
+    v2 = NodeCgroup("v2", tmp_path / "v2", tmp_path / "v2")
+    (tmp_path / "v2").mkdir()
+    (tmp_path / "v2" / "io.stat").write_text("254:0 rbytes=335544320 wbytes=0 rios=5120 wios=0 dbytes=0 dios=0\n")
+    (tmp_path / "v2" / "io.max").write_text("254:0 rbps=max wbps=max riops=200 wiops=max\n")
+    assert v2.read_io() == (5120, 200)
+    assert NodeCgroup("v1", tmp_path / "m").read_io() is None          # no I/O controller: nothing throttled

@@ -57,7 +57,7 @@ HOST, DISK, CLIENT = "host:", "disk:", "client:"
 RESOURCE_COLUMNS = (
     "host_cpu_pct", "host_cpu_user_pct", "host_cpu_system_pct", "host_cpu_iowait_pct", "host_cpu_steal_pct",
     "node_cpu_pct", "node_cpu_max_pct", "client_cpu_pct", "client_cpu_max_pct",
-    "disk_busy_pct", "disk_read_mb_s", "disk_write_mb_s", "disk_reads_s", "disk_writes_s",
+    "disk_busy_pct", "disk_throttle_pct", "disk_read_mb_s", "disk_write_mb_s", "disk_reads_s", "disk_writes_s",
     "node_read_mb", "node_write_mb", "node_read_kb_per_op", "node_write_kb_per_op",
     "page_cache_mb", "page_cache_max_mb", "anon_mb", "memory_limit_mb",
     "gc_pause_pct", "gc_pause_max_pct", "compactions_pending_max", "dropped_messages", "timeouts",
@@ -76,9 +76,12 @@ CLIENT_SATURATED_PCT = 90.0
 DISK_SATURATED_PCT = 80.0
 #: the busiest node's share of wall time in GC at or above which GC is the limit, %
 GC_SATURATED_PCT = 10.0
+#: a node's reads of a throttled disk at or above this share of its reads-per-second throttle: the disk limits, %
+THROTTLE_SATURATED_PCT = 90.0
 LIMIT_RULE = (f"limit rule (fixed before any data): host CPU >= {HOST_CPU_SATURATED_PCT:g}% of all cores -> host "
               f"CPU; the busiest client process >= {CLIENT_SATURATED_PCT:g}% of one core -> client; the busiest data "
-              f"device busy >= {DISK_SATURATED_PCT:g}% of the time -> disk; the busiest node in GC >= "
+              f"device busy >= {DISK_SATURATED_PCT:g}% of the time, or a node's reads at >= "
+              f"{THROTTLE_SATURATED_PCT:g}% of its disk's read throttle -> disk; the busiest node in GC >= "
               f"{GC_SATURATED_PCT:g}% of the time -> GC; else no resource saturated")
 LIMIT_NOTE = """Why these thresholds (USE method, B. Gregg, "Thinking Methodically about Performance", 2012:
 utilization of each resource, read against the level where it saturates):
@@ -91,6 +94,9 @@ utilization of each resource, read against the level where it saturates):
 - disk, 80% busy: io_ticks counts the time with at least one I/O in flight; queueing delay grows
   steeply past 70-80% utilization for a single queue (M/M/1: waiting = service x U / (1 - U),
   4x the service time at 80%), and a virtual disk that serves several I/Os at once may hide more.
+- a throttled disk, 90% of its reads per second: a node whose reads run at the throttle's rate
+  waits for the throttle, whatever the device underneath could do (the device's own busy share
+  stays low: the cgroup holds the reads back before they reach it).
 - GC, 10% of wall time: G1's own throughput goal (-XX:GCTimeRatio=12, about 8% of the time in
   GC) is exceeded; beyond it the collector, not the workload, takes the node's time.
 GC time is the JVM's CollectionTime, which for G1's young and old collectors (Java 11/17) is
@@ -337,6 +343,9 @@ def run_resources(run: Run, start_s: float, end_s: float) -> dict[str, float]:
     out["client_cpu_max_pct"] = _max(clients["cpu_pct"])
     disks = w.nodes("disk_busy_ms", DISK)
     out["disk_busy_pct"] = _max(w.rate("disk_busy_ms", d) / 10.0 for d in disks)   # ms per s -> %
+    throttled = w.nodes("node_read_iops_limit", plain=True)
+    out["disk_throttle_pct"] = _max(100.0 * w.rate("node_disk_reads", n) / w.level("node_read_iops_limit", n)[0]
+                                    for n in throttled if w.level("node_read_iops_limit", n)[0] > 0)
     out["disk_read_mb_s"] = _sum(w.rate("disk_read_bytes", d) for d in w.nodes("disk_read_bytes", DISK)) / MB
     out["disk_write_mb_s"] = _sum(w.rate("disk_write_bytes", d) for d in w.nodes("disk_write_bytes", DISK)) / MB
     out["disk_reads_s"] = _sum(w.rate("disk_reads", d) for d in w.nodes("disk_reads", DISK))
@@ -396,6 +405,7 @@ class Limit:
 _LIMITS = (("host CPU", "host_cpu_pct", HOST_CPU_SATURATED_PCT),
            ("client", "client_cpu_max_pct", CLIENT_SATURATED_PCT),
            ("disk", "disk_busy_pct", DISK_SATURATED_PCT),
+           ("disk", "disk_throttle_pct", THROTTLE_SATURATED_PCT),
            ("GC", "gc_pause_max_pct", GC_SATURATED_PCT))
 
 
@@ -412,7 +422,8 @@ def limit_of(row: Mapping[str, Any]) -> Limit:
     """The limit of one run or arm (a run_resources row, or an arm_resources row), by LIMIT_RULE."""
     values = [(name, _value(row, col), threshold) for name, col, threshold in _LIMITS]
     measured = any(math.isfinite(v) for _, v, _ in values)
-    return Limit(tuple(name for name, v, threshold in values if math.isfinite(v) and v >= threshold), measured)
+    return Limit(tuple(dict.fromkeys(name for name, v, threshold in values if math.isfinite(v) and v >= threshold)),
+                 measured)
 
 
 def _pct_text(values: Sequence[float]) -> str:
@@ -425,10 +436,15 @@ def _pct_text(values: Sequence[float]) -> str:
 
 
 def figures_text(rows: Sequence[Mapping[str, Any]]) -> str:
-    """"host CPU 97%, client 31% of a core, disk 2%, GC 1%" over one or more rows (ranges)."""
+    """"host CPU 97%, client 31% of a core, disk 2%, GC 1%" over one or more rows (ranges); a node's
+    reads of a throttled disk, where measured: "disk reads at 98% of the throttle"."""
     parts = []
     for name, col, _ in _LIMITS:
         text = _pct_text([_value(r, col) for r in rows])
+        if col == "disk_throttle_pct":
+            if text != "not measured":
+                parts.append(f"disk reads at {text} of the throttle")
+            continue
         if name == "client" and text != "not measured":
             text += " of a core"
         parts.append(f"{name} {text}")

@@ -259,6 +259,31 @@ class NodeCgroup:
         return MemoryReading(usage, stat.get("active_file", 0) + stat.get("inactive_file", 0), stat.get("anon", 0),
                              _limit((self.memory / "memory.high").read_text()))
 
+    def read_io(self) -> tuple[int, int | None] | None:
+        """(reads the cgroup's processes issued to its throttled disks, summed; the reads per second
+        it is throttled to, the lowest over those disks, None when none) from v1
+        blkio.throttle.io_serviced and read_iops_device, v2 io.stat and io.max; None without an I/O
+        controller or a readable file."""
+        if self.io is None:
+            return None
+        try:
+            if self.version == "v1":
+                served = (self.io / "blkio.throttle.io_serviced").read_text()
+                limits = (self.io / "blkio.throttle.read_iops_device").read_text()
+                reads = sum(int(f[2]) for f in (line.split() for line in served.splitlines())
+                            if len(f) == 3 and f[1] == "Read")
+                caps = [int(f[1]) for f in (line.split() for line in limits.splitlines()) if len(f) == 2]
+            else:
+                stat = (self.io / "io.stat").read_text()
+                limits = (self.io / "io.max").read_text()
+                reads = sum(int(kv.split("=")[1]) for line in stat.splitlines() for kv in line.split()[1:]
+                            if kv.startswith("rios="))
+                caps = [int(kv.split("=")[1]) for line in limits.splitlines() for kv in line.split()[1:]
+                        if kv.startswith("riops=") and kv.split("=")[1] != "max"]
+        except (OSError, ValueError, IndexError):
+            return None
+        return reads, (min(caps) if caps else None)
+
     def set_limit(self, limit: int | None) -> None:
         """The bound on the cgroup's memory, bytes (None: none). v1 memory.limit_in_bytes, v2
         memory.high (reclaim and throttle above it, never the OOM killer)."""

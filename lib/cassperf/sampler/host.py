@@ -204,6 +204,11 @@ class HostSource(Source):
                Reading(when, name, "node_own_memory_bytes", float(r.own))]
         if r.limit is not None:
             out.append(Reading(when, name, "node_memory_limit_bytes", float(r.limit)))
+        io = cgroup.read_io()
+        if io is not None:
+            out.append(Reading(when, name, "node_disk_reads", float(io[0])))
+            if io[1] is not None:
+                out.append(Reading(when, name, "node_read_iops_limit", float(io[1])))
         return out
 
     def prime(self, nodes: Sequence[NodeRef]) -> None:

@@ -99,6 +99,11 @@ HOST_METRICS: dict[str, MetricInfo] = {
                                                  "kernel, tmpfs): what its limit is set above"),
     "node_memory_limit_bytes": MetricInfo("gauge", "a local node's memory cgroup limit (v2: memory.high), when it "
                                                    "has one: its own memory + the page-cache bound"),
+    "node_disk_reads": MetricInfo("counter", "reads a local node issued to its throttled disks, from its I/O cgroup "
+                                             "(v1 blkio.throttle.io_serviced Read; only for nodes whose reads are "
+                                             "throttled: read_iops, read_mb_s)"),
+    "node_read_iops_limit": MetricInfo("gauge", "the reads per second a local node's disk reads are throttled to "
+                                                "(read_iops)"),
     "disk_read_bytes": MetricInfo("counter", "bytes read from a data device (node disk:<name>; /proc/diskstats "
                                              "sectors read x 512), since boot"),
     "disk_write_bytes": MetricInfo("counter", "bytes written to a data device, since boot"),
