@@ -346,8 +346,8 @@ def tested(v: Verdict, check: Check) -> Verdict:
     is the check's figure), else ``v`` carrying the check (None: not measured, said beside it).
     The check decides only between a verdict and "not tested here", never which verdict."""
     if check.took is False:
-        return Verdict(NOT_TESTED, f"{check.what} did not take: {check.figure}",
-                       f"{v.rule}; tested only where {check.rule}" if check.rule else v.rule, v.comparison, check)
+        rule = "; ".join(r for r in (v.rule, f"tested only where {check.rule}" if check.rule else "") if r)
+        return Verdict(NOT_TESTED, f"{check.what} did not take: {check.figure}", rule, v.comparison, check)
     return replace(v, check=check)
 
 
