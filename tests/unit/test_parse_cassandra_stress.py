@@ -639,3 +639,18 @@ def test_fuzz_mutated_fixtures_give_a_result_or_a_parse_error() -> None:
     tried = fuzz_parser(parse_stress_log, mutated(texts), "fuzz.log", check)
     print(f"cassandra-stress fuzz inputs tried: {tried}")
     assert tried >= min(10, FUZZ_EXAMPLES)
+
+
+def test_a_row_with_a_lone_surrogate_is_a_line_the_parser_does_not_know_not_a_crash() -> None:
+    """What the fuzz test found: a mutated row holding a lone surrogate (text decoded with
+    surrogateescape) once raised UnicodeEncodeError from the bulk reader."""
+    from cassperf.parsers import parse_text
+
+    text = ("type,      total ops,    op/s,    pk/s,   row/s,    mean,     med,     .95,     .99,    .999,     max,   "
+            "time,   stderr, errors,  gc: #,  max ms,  sum ms,  sdv ms,      mb\n"
+            "\ud800otal,         10000,   16386,   16386,   16386,     0.6,     0.4,     1.3,     3.4,    23.4,    25.7,"
+            "    0.6,  0.00000,      0,      1,      17,      17,       0,     308\n"
+            "total,         20000,   16386,   16386,   16386,     0.6,     0.4,     1.3,     3.4,    23.4,    25.7,"
+            "    1.2,  0.00000,      0,      1,      17,      17,       0,     308\n")
+    result = parse_text(text, format="cassandra-stress")
+    assert len(result.runs) == 1 and len(result.runs[0].intervals) == 1
