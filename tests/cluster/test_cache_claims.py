@@ -1,4 +1,4 @@
-"""A cache claim tests a cache only where its manipulation took, on a real node (127.0.44.1).
+"""A cache claim tests a cache only where its manipulation took, on a real node (127.0.44.1, then 127.0.45.1).
 
 The storage study's claim "reads with a full cache are faster than with an empty one (run A)", run
 twice through the one executor on a node with a bounded page cache:
@@ -30,9 +30,9 @@ SMALL = {"repeats": 2, "run_s": 2, "interval_s": 0.1, "warm_step_s": 1, "warm_ma
          "write_threads": 32}
 
 
-def cache_claim(make_cluster, tmp_path: Path, name: str, bound_mb: int, rows: int, read_rows: int,
+def cache_claim(make_cluster, tmp_path: Path, name: str, address: str, bound_mb: int, rows: int, read_rows: int,
                 read_iops: int | None = None) -> dict:
-    cluster = make_cluster(name, "dc1:1", "127.0.44.1", page_cache_mb=bound_mb, read_iops=read_iops)
+    cluster = make_cluster(name, "dc1:1", address, page_cache_mb=bound_mb, read_iops=read_iops)
     cluster.start()
     study = StorageStudy(experiment=name, rows=rows, read_rows=read_rows, **SMALL)
     try:
@@ -49,13 +49,13 @@ def test_a_cache_claim_on_data_inside_the_bound_is_not_tested_here_and_on_data_8
     why = cgroups.problem(cgroups.current(), memory=True, io=True)
     if why is not None:
         pytest.skip(f"no memory cgroups here: {why}")
-    inside = cache_claim(make_cluster, tmp_path / "inside", "cacheinside", 64, rows=2_000, read_rows=0)
+    inside = cache_claim(make_cluster, tmp_path / "inside", "cacheinside", "127.0.44.1", 64, rows=2_000, read_rows=0)
     assert inside["verdict"] == NOT_TESTED, inside
     assert inside["check_took"] is False
     assert "under 2x the 64 MiB page cache it may hold" in inside["check"], inside["check"]
     assert inside["reason"].startswith("the emptied cache did not take: run a read ")
 
-    over = cache_claim(make_cluster, tmp_path / "over", "cacheover", 16, rows=32_768, read_rows=64, read_iops=100)
+    over = cache_claim(make_cluster, tmp_path / "over", "cacheover", "127.0.45.1", 16, rows=32_768, read_rows=64, read_iops=100)
     assert over["verdict"] in ("holds", "does not hold", "not shown"), over
     assert over["check_took"] is True, over["check"]
     assert "16 MiB of page cache per node" in over["check"]

@@ -199,14 +199,22 @@ class ClusterHandle(ABC):
         return Cluster(**kwargs)
 
     def session(self, keyspace: str | None = None) -> Session:
-        """A cached driver session (one driver Cluster per handle)."""
+        """A cached driver session (one driver Cluster per handle). A connection that fails leaves
+        no driver behind: the driver shuts itself down when its control connection cannot connect,
+        and a cached one would answer every later call "Cluster is already shut down"."""
+        if self._driver is not None and self._driver.is_shutdown:
+            self.close()
         if self._driver is None:
             self._driver = self.driver_cluster()
         if keyspace not in self._sessions:
             try:
                 self._sessions[keyspace] = self._driver.connect(keyspace)
             except NoHostAvailable as exc:
+                self.close()
                 raise ClusterError(connect_error_line(self.contact_points, self.port, exc.errors)) from None
+            except Exception:
+                self.close()
+                raise
             self._warn_if_credentials_unused()
         return self._sessions[keyspace]
 
