@@ -5,7 +5,7 @@ twice through the one executor on a node with a bounded page cache:
 
 - on a data set inside the bound's room (8 MB for 64 MiB): after a first pass every read comes from
   memory, so the claim is "not tested here", and the row says why with the figure;
-- on a data set 8x the bound (128 MiB of rows for 16 MiB), reads of a working set within the bound,
+- on a data set 8x the bound (256 MiB of rows for 32 MiB), reads of a working set within the bound,
   the disk's reads throttled: run a reads its working set from disk, the full-cache arm from memory,
   so the claim gets a verdict (whichever the runs give), the check's figure beside it.
 """
@@ -55,7 +55,8 @@ def test_a_cache_claim_on_data_inside_the_bound_is_not_tested_here_and_on_data_8
     assert "under 2x the 64 MiB page cache it may hold" in inside["check"], inside["check"]
     assert inside["reason"].startswith("the emptied cache did not take: run a read ")
 
-    over = cache_claim(make_cluster, tmp_path / "over", "cacheover", "127.0.45.1", 16, rows=32_768, read_rows=64, read_iops=100)
+    over = cache_claim(make_cluster, tmp_path / "over", "cacheover", "127.0.45.1", 32, rows=65_536, read_rows=256,
+                       read_iops=200)
     assert over["verdict"] in ("holds", "does not hold", "not shown"), over
     assert over["check_took"] is True, over["check"]
-    assert "16 MiB of page cache per node" in over["check"]
+    assert "32 MiB of page cache per node" in over["check"]
