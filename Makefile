@@ -13,10 +13,10 @@ LAB_DIR ?= notebooks
 
 .DEFAULT_GOAL := help
 
-.PHONY: help setup jars browser mdadm ping iperf3 sshd container report lab test test-unit latte bench cluster-start cluster-status cluster-stop cluster-destroy clean
+.PHONY: help setup docs jars browser mdadm ping iperf3 sshd container report lab test test-unit latte bench cluster-start cluster-status cluster-stop cluster-destroy clean
 
 help: ## list the targets
-	@grep -hE '^[a-zA-Z_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-16s %s\n", $$1, $$2}'
+	@grep -hE '^[a-zA-Z0-9_-]+:.*## ' $(MAKEFILE_LIST) | awk 'BEGIN {FS = ":.*## "} {printf "  make %-16s %s\n", $$1, $$2}'
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "cassperf needs Python >= 3.11, found " + sys.version.split()[0])'
@@ -30,10 +30,15 @@ $(STAMP): pyproject.toml
 setup: $(STAMP) ## create .venv and install the pinned dependencies
 	@echo "cassperf installed in $(VENV)"
 
+docs: setup ## write the generated reference pages (docs/reference) from the code; make test checks they are current
+	$(BIN)/cassperf reference
+
 jars: setup ## resolve Cassandra's jars from Maven Central into the cache (reused later; progress on stderr)
 	$(BIN)/cassperf cluster fetch --version $(CASSANDRA_VERSION)
 
-report: jars ## main job: run the report notebooks on the embedded local cluster -> reports/index.html (PARAMS=local|paper|FILE.yaml)
+# 04's default container deployment needs podman, runc and debootstrap, 02's network baseline iperf3
+# and ping: installed as root, as for make test; without root cassperf report says what is missing.
+report: jars container iperf3 ping ## main job: the report notebooks on the embedded local cluster -> reports/index.html (PARAMS=local|FILE.yaml; the paper set needs your cluster: cassperf report --params paper -p contact_points ...); as root installs what 02 and 04 use
 	$(BIN)/cassperf report --params $(PARAMS)
 
 # Kernels talk to the server over Unix sockets in Jupyter's runtime folder (0700), not TCP.
@@ -52,7 +57,7 @@ mdadm: ## mdadm (Debian package, no recommends) for the RAID runbook's tests; ne
 	@command -v mdadm >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends mdadm >/dev/null) || echo "mdadm absent and not root: the runbook's mdadm tests will be skipped (apt-get install mdadm)"; }
 	@command -v mdadm >/dev/null && mdadm --version || true
 
-ping: ## iputils ping (Debian package) for the DC-distance tests' RTT checks; needs root
+ping: ## iputils ping (Debian package) for the DC-distance tests' RTT checks and the multi-DC study's network baseline; needs root
 	@command -v ping >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends iputils-ping >/dev/null) || echo "ping absent and not root: the DC-distance RTT test will fail with that hint (apt-get install iputils-ping)"; }
 
 iperf3: ## iperf3 (Debian package) for the multi-DC study's network baseline; needs root

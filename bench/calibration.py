@@ -2,7 +2,7 @@
 
     .venv/bin/python bench/calibration.py [--repeats 2 3 5] [--studies 2000] [--seed 2026] [--old-p99]
 
-For each number of repeats (blocks), cassperf.analysis.calibration.calibrate on `--studies`
+For each number of repeats (blocks), cassperf.analysis.calibration.method_rates on `--studies`
 simulated studies of the default noise (analysis.simulate.Noise: this machine's interval noise)
 prints: the share of A/A studies found significant (throughput, mean latency, p99), the median
 stated MDE, the power at the stated MDE, the 95% CI's coverage of a true change of about +100%
@@ -12,7 +12,7 @@ old within-run method (one run a side, batch means, 10% CV veto) with and withou
 plain percentile bootstrap over runs for p99. `--old-p99` adds the old method's block bootstrap
 of p99 without the veto (slow: 400 bootstrap draws per comparison). `--pooled-arms K [K ...]`
 then proves the pooled (RCBD) comparison the studies use when arms share a pool
-(calibration.calibrate_pooled: K arms in `--pooled-repeats` blocks, 3 unless told): A/A rates, MDE against the pair alone's,
+(calibration.method_rates_pooled: K arms in `--pooled-repeats` blocks, 3 unless told): A/A rates, MDE against the pair alone's,
 power at the stated MDE, TOST at the margin. About a minute per number of
 repeats with 2,000 studies on the 2-core project machine; run it under the CPU lock.
 """
@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import time
 
-from cassperf.analysis.calibration import Calibration, calibrate, calibrate_pooled
+from cassperf.analysis.calibration import Calibration, method_rates, method_rates_pooled
 
 ROWS: tuple[tuple[str, str, str], ...] = (
     ("A/A significant: throughput", "aa_rate", "pct"),
@@ -80,7 +80,7 @@ def main() -> None:
     results: list[Calibration] = []
     for n in args.repeats:
         t0 = time.perf_counter()
-        results.append(calibrate(n, args.studies, seed=args.seed, margin_pct=args.margin, old_p99=args.old_p99))
+        results.append(method_rates(n, args.studies, seed=args.seed, margin_pct=args.margin, old_p99=args.old_p99))
         print(f"{n} repeats: {time.perf_counter() - t0:.0f} s")
     print(f"\n{args.studies} simulated studies per set, seed {args.seed}, TOST margin ±{args.margin:g}%")
     print(f"{'':42}" + "".join(f"{f'{n} repeats':>12}" for n in args.repeats))
@@ -89,7 +89,7 @@ def main() -> None:
     pooled = []
     for k in args.pooled_arms:
         t0 = time.perf_counter()
-        pooled.append(calibrate_pooled(k, args.pooled_repeats, args.studies, seed=args.seed, margin_pct=args.margin))
+        pooled.append(method_rates_pooled(k, args.pooled_repeats, args.studies, seed=args.seed, margin_pct=args.margin))
         print(f"pooled, {k} arms: {time.perf_counter() - t0:.0f} s")
     if pooled:
         print(f"\npooled over the arms (RCBD), {args.pooled_repeats} blocks, {args.studies} studies per set")

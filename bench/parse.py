@@ -4,7 +4,7 @@
 
 Measures (targets on the 2-core project machine):
 
-1. gc-unified: the largest unified-logging GC log of the shared fixtures (found by size among the
+1. gc-unified: the largest unified-logging GC log of tests/fixtures/public (found by size among the
    files gc-unified sniffs) parsed once, MB/s; then a `--gc-mb` MB log (default 1024) made by
    repeating that file whole (a temp file, deleted afterwards), read as bytes and parsed with
    parse_unified_gc: MB/s, target >= 100 MB/s. Sanity: the big log's pauses, concurrent
@@ -50,7 +50,6 @@ from typing import Any
 
 import numpy as np
 
-from cassperf.config import fixtures_dir
 from cassperf.parsers import read_text
 from cassperf.parsers.base import ParseResult
 from cassperf.parsers.cassandra_stress import parse_stress_log
@@ -60,6 +59,8 @@ from cassperf.parsers.hdr_log import merge_logs, read_hdr_log, write_hdr_log
 from cassperf.results import hdr
 
 MB = 1 << 20
+#: real tool output from public repositories, carried by the repository
+PUBLIC_FIXTURES = Path(__file__).resolve().parents[1] / "tests" / "fixtures" / "public"
 CS_FIXTURE = "cassandra-stress/cs_4.1.11_write_n25000_threads3_full_crystalloide.txt"
 
 
@@ -185,12 +186,12 @@ def gc_counts(result: ParseResult) -> tuple[int, int, int]:
 
 def largest_unified_gc_fixture() -> Path:
     candidates = []
-    for path in fixtures_dir().rglob("*"):
+    for path in PUBLIC_FIXTURES.rglob("*"):
         if path.is_file() and not path.name.endswith(".source.txt") and path.name != "README.md":
             if gc_unified_sniff(read_text(path)[:65536]):
                 candidates.append(path)
     if not candidates:
-        raise SystemExit(f"no unified-logging GC log among the fixtures in {fixtures_dir()}")
+        raise SystemExit(f"no unified-logging GC log among the fixtures in {PUBLIC_FIXTURES}")
     return max(candidates, key=lambda p: p.stat().st_size)
 
 
@@ -498,9 +499,6 @@ def main() -> int:
     ap.add_argument("--hdr-clients", type=int, default=8, help="HDR client logs (default 8)")
     ap.add_argument("--hdr-seconds", type=int, default=3600, help="1 s intervals per HDR log (default 3600)")
     args = ap.parse_args()
-    if not fixtures_dir().is_dir():
-        print(f"the shared fixtures folder {fixtures_dir()} is absent", file=sys.stderr)
-        return 2
     print(f"{os.cpu_count()} CPUs, load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}, "
           f"python {sys.version.split()[0]}")
     tmp = Path(tempfile.mkdtemp(prefix="cassperf-bench-parse-"))

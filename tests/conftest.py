@@ -1,4 +1,4 @@
-"""Shared fixtures: the shared fixtures folder, and local clusters that are always stopped."""
+"""Shared fixtures: the public tool output the repository carries, and local clusters that are always stopped."""
 
 from __future__ import annotations
 
@@ -19,8 +19,6 @@ settings.register_profile("ci", derandomize=True, database=None, print_blob=True
 if os.environ.get("CI"):
     settings.load_profile("ci")
 
-from cassperf import config
-
 
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):  # noqa: ANN001 - pytest hook
@@ -29,42 +27,38 @@ def pytest_runtest_makereport(item, call):  # noqa: ANN001 - pytest hook
     setattr(item, f"rep_{rep.when}", rep)
 
 
-def shared_fixtures_dir() -> Path:
-    """../shared/fixtures (real tool output); the calling test skips when it is absent."""
-    path = config.fixtures_dir()
-    if not path.is_dir():
-        pytest.skip(f"shared fixtures folder {path} is absent (it sits beside the checkout as ../shared/fixtures)")
-    return path
+#: real tool output from public repositories, carried by the repository with a source note per file
+#: (tests/fixtures/public/README.md); the tests read it from here, never from a folder beside the checkout
+PUBLIC_FIXTURES = Path(__file__).resolve().parent / "fixtures" / "public"
 
 
-def shared_fixture(*parts: str) -> Path:
-    """One file of the shared fixtures, e.g. ``shared_fixture("gc", name)``; the calling test
-    skips when it is absent."""
-    path = config.fixtures_dir().joinpath(*parts)
+def public_fixture(*parts: str) -> Path:
+    """One file of the public fixtures, e.g. ``public_fixture("gc", name)``; the calling test fails,
+    naming the file, when it is missing."""
+    path = PUBLIC_FIXTURES.joinpath(*parts)
     if not path.is_file():
-        pytest.skip(f"shared fixture {path} is absent (../shared/fixtures beside the checkout)")
+        pytest.fail(f"fixture {path} is missing: the repository carries it (git checkout -- tests/fixtures/public)")
     return path
 
 
-def shared_fixture_text(*parts: str) -> str:
-    """The text of one shared fixture file (``cassperf.parsers.read_text``: BOM and encoding
-    handled as the parsers do); the calling test skips when it is absent."""
+def public_fixture_text(*parts: str) -> str:
+    """The text of one public fixture file (``cassperf.parsers.read_text``: BOM and encoding
+    handled as the parsers do)."""
     from cassperf.parsers import read_text
-    return read_text(shared_fixture(*parts))
+    return read_text(public_fixture(*parts))
 
 
-def shared_fixture_files() -> list[Path]:
-    """Every data file of the shared fixtures, sorted: not the ``.source.txt`` notes beside them,
-    not README.md; the calling test skips when the folder is absent."""
-    root = shared_fixtures_dir()
-    return sorted(p for p in root.rglob("*")
+def public_fixture_files() -> list[Path]:
+    """Every data file of the public fixtures, sorted: not the ``.source.txt`` notes beside them,
+    not README.md."""
+    return sorted(p for p in PUBLIC_FIXTURES.rglob("*")
                   if p.is_file() and not p.name.endswith(".source.txt") and p.name != "README.md")
 
 
 @pytest.fixture(scope="session")
 def fixtures() -> Path:
-    """../shared/fixtures (real tool output); tests that need it skip when it is absent."""
-    return shared_fixtures_dir()
+    """tests/fixtures/public: real tool output from public repositories."""
+    return PUBLIC_FIXTURES
 
 
 def cassperf_processes(root: Path) -> list[psutil.Process]:

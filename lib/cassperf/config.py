@@ -5,6 +5,7 @@ Environment overrides:
   CASSPERF_DATA   runs and local clusters (default: <root>/data)
   CASSPERF_REPORTS  executed notebooks and HTML (default: <root>/reports)
   CASSPERF_CACHE  cache for downloaded jars (default: ~/.cache/cassperf)
+  CASSPERF_FIXTURES  real tool output the log explorer reads by default (default: <root>/tests/fixtures/public)
 """
 
 from __future__ import annotations
@@ -57,13 +58,47 @@ def cache_dir() -> Path:
 
 
 def fixtures_dir() -> Path:
-    """The shared folder of real tool output (../shared/fixtures beside the checkout)."""
+    """Real tool output from public repositories that the repository carries (tests/fixtures/public,
+    each file with its source note), or CASSPERF_FIXTURES."""
     env = os.environ.get("CASSPERF_FIXTURES")
     if env:
         return Path(env)
-    return project_root().parent / "shared" / "fixtures"
+    return project_root() / "tests" / "fixtures" / "public"
 
 
 #: set in the environment of every kernel `cassperf report` runs (report.execute): the notebook
 #: runs in batch, so progress goes to the report's terminal, not into the published page
 BATCH_ENV = "CASSPERF_BATCH"
+
+#: Every environment variable the workbook reads, and what it does (docs/reference/environment.md is
+#: generated from this; tests/unit/test_reference_docs.py checks that the code reads no other).
+#: ``<N>`` stands for a Java major version (8, 11, 17, 21).
+ENVIRONMENT: dict[str, str] = {
+    "CASSPERF_HOME": "the project root (default: the checkout the package sits in, else the working folder)",
+    "CASSPERF_DATA": "runs and local clusters (default: <root>/data)",
+    "CASSPERF_REPORTS": "executed notebooks, HTML reports and the index (default: <root>/reports)",
+    "CASSPERF_CACHE": "Cassandra's jars, the Jolokia agent and compiled helpers (default: ~/.cache/cassperf)",
+    "CASSPERF_ROOTFS_CACHE": "the container nodes' root filesystem, built once by debootstrap "
+                             "(default: <cache>/rootfs)",
+    "CASSPERF_DEBIAN_MIRROR": "the Debian mirror debootstrap builds the container root filesystem from",
+    "CASSPERF_MAVEN_REPO": "a Maven repository to resolve Cassandra's jars from instead of Maven Central",
+    "CASSPERF_MAVEN_LOCAL_REPO": "Maven's local repository (default: ~/.m2/repository of the account)",
+    "CASSPERF_MAVEN_JAVA_HOME": "the Java Maven runs on (default: the java on PATH, whose trust store verifies "
+                                "the registry)",
+    "CASSPERF_JAVA<N>_HOME": "a Java of major N for nodes (a deployment's javaN; else JAVA_HOME, PATH, /usr/lib/jvm)",
+    "CASSPERF_USERNAME": "the CQL role for a named cluster (never on a command line)",
+    "CASSPERF_PASSWORD": "its password",
+    "CASSPERF_JMX_USERNAME": "the JMX user for a named cluster's nodetool and JMX reads",
+    "CASSPERF_JMX_PASSWORD": "its password",
+    "CASSPERF_SSL_CA": "the CA certificate (PEM) that verifies a named cluster's client TLS",
+    "CASSPERF_SSL_CERT": "a client certificate (PEM) for a cluster that asks for one",
+    "CASSPERF_SSL_KEY": "its private key (PEM)",
+    "CASSPERF_SSL_VERIFY": "0: do not verify the server's certificate (default 1: verify)",
+    "CASSPERF_SSH_CONFIG": "an ssh_config file for the client hosts of a multi-DC study",
+    "CASSPERF_EVENT_LOOP": "the engine workers' event loop: uvloop (default) or asyncio",
+    "CASSPERF_FIXTURES": "a folder of real tool output for the parser tests (default: the repository's)",
+    "CASSPERF_FUZZ_EXAMPLES": "examples per fuzz test (tests only; CI draws a fixed set)",
+    "CASSPERF_REPORT_PARAMETER_SET": "set by `cassperf report` in each notebook's kernel: the parameter set it "
+                                     "runs with",
+    "CASSPERF_BATCH": "set by `cassperf report` in each notebook's kernel: a batch run (no progress bars in pages)",
+}

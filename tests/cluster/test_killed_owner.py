@@ -171,7 +171,7 @@ DC_NETWORK = """
 @pytest.mark.notebook
 def test_a_killed_dc_network_is_removed_by_the_next_report_run(world: World, tmp_path: Path) -> None:
     # issue 18: after a killed 02 the namespaces and the delay router stayed up, also after a re-run
-    from cassperf.report import run_reports
+    from cassperf.workbook.preflight import run_reports
     from tests.notebooks.reportkit import write_notebook
 
     child, (_, router) = world.child(DC_NETWORK.format(name="lab-far", host=1))
@@ -260,3 +260,57 @@ def test_the_pipeline_adopts_a_dead_owners_cluster_it_needs_and_stops_it_at_the_
     assert clusters.stop_all() == ["lab-dc1_1"]
     assert not process.is_ours(int(pid), world.data / "clusters" / "lab-dc1_1" / "node1")
     assert owners.records() == []
+
+
+BOUNDED_CLUSTER = """
+    import time
+    from cassperf.cluster import cgroups
+    from cassperf.cluster.study import study_cluster
+    cluster = study_cluster(cluster_name="lab-pc", first_address="127.0.70.3", cluster_topology="dc1:1",
+                            cluster_heap_mb=512, cluster_page_cache_mb=64)
+    pid = cluster.node("node1").pid()
+    print("up", pid, cgroups.of_process(pid, "node1").memory, flush=True)
+    time.sleep(600)
+"""
+
+
+def _bounded_child(world: World) -> tuple[subprocess.Popen, int, Path]:
+    from cassperf.cluster import cgroups
+
+    why = cgroups.problem(cgroups.current(), memory=True, io=False)
+    if why is not None:
+        pytest.skip(f"no memory cgroups here: {why}")
+    child, (_, pid, memory) = world.child(BOUNDED_CLUSTER)
+    world.kill(child)
+    assert Path(memory).is_dir() and Path(memory).name == "node1"
+    return child, int(pid), Path(memory)
+
+
+@pytest.mark.cluster
+def test_a_killed_bounded_clusters_node_and_cgroups_are_released_by_the_next_run(world: World) -> None:
+    child, pid, memory = _bounded_child(world)
+    folder = world.data / "clusters" / "lab-pc-dc1_1"
+    lines = reaper.reap(say=lambda line: None)
+    assert lines == [f"found cluster lab-pc-dc1_1 (node1 pid {pid}) in {folder} left by dead pid {child.pid} "
+                     f"(python -c): stopped, removed its node cgroups (2 folders)"]
+    assert not process.is_ours(pid, folder / "node1")
+    assert not memory.exists() and not memory.parent.exists()
+    assert owners.records() == []
+
+
+@pytest.mark.cluster
+def test_the_pipeline_adopts_a_killed_bounded_cluster_governs_it_and_removes_its_cgroups(world: World) -> None:
+    child, pid, memory = _bounded_child(world)
+    log: list[str] = []
+    clusters = PipelineClusters(log=log.append)
+    need = ClusterNeed("lab-pc-dc1_1", "dc1:1", "127.0.70.3", 512, None, None, 64)
+    provision = clusters.provide(need)
+    assert not provision.started and len(log) == 1 and log[0].startswith("found cluster lab-pc-dc1_1")
+    cluster = clusters.started["lab-pc-dc1_1"]
+    assert cluster.bounds.governor is not None and set(cluster.bounds.governor.nodes) == {"node1"}
+    [bound] = cluster.node_bounds()
+    assert bound.room_bytes is not None and abs(bound.room_bytes / 2**20 - 64) <= 8
+    assert cluster.bounds_line() == "page cache bound 64 MiB per node (memory cgroup)"
+    assert clusters.stop_all() == ["lab-pc-dc1_1"]
+    assert not process.is_ours(pid, world.data / "clusters" / "lab-pc-dc1_1" / "node1")
+    assert not memory.exists() and not memory.parent.exists()

@@ -141,7 +141,7 @@ def test_a_client_that_dies_leaves_the_others_run_complete_and_the_group_partial
 
 
 def left_out_of(said: str) -> list[str]:
-    """The "run: reason" entries of a comparison's "(left out: ...)" (multidc_report.said)."""
+    """The "run: reason" entries of a comparison's "(left out: ...)" (multidc_analysis.said)."""
     if "(left out: " not in said:
         return []
     return re.split(r"; (?=\d{8}T\d{6}\.\d+Z-)", said[said.index("(left out: ") + len("(left out: "):-1])
@@ -160,8 +160,7 @@ def test_the_executor_stores_a_slot_whose_client_died_as_partial_and_its_compari
 
     from cassperf.experiments.executor import execute
     from cassperf.experiments.multidc import MultiDCStudy
-    from cassperf.experiments.multidc_report import claims
-    from cassperf.experiments.outcome import load_outcome, run_figures
+    from cassperf.experiments.outcome import load_outcome
 
     def kill_when_measuring(place, root: Path, labels: dict) -> threading.Thread:
         victim = place.workers["dc2-c1"]
@@ -220,9 +219,9 @@ def test_the_executor_stores_a_slot_whose_client_died_as_partial_and_its_compari
     # the worker came back: every other slot ran both clients, complete
     others = [r for r in outcome.runs if r.run_id not in slot["runs"]]
     assert len(others) == 10 and all(r.manifest["complete"] and not r.manifest.get("failed") for r in others)
-    table = claims(outcome, run_figures(outcome))
+    table = outcome.study.analysis().conclude(outcome).claims
     row = table[table["claim"].str.startswith("Replicating to the other DC")].iloc[0]
-    # judged on both clients summed per block, each DC's own change beside it (multidc_report): the
+    # judged on both clients summed per block, each DC's own change beside it (multidc_analysis): the
     # lost client's block leaves the sum, and dc2's own comparison lists the lost run, each with its
     # reason; another run may leave beside it for a stated reason of its own (seen in CI: a 6 s
     # run's throughput trending +127%, beyond the drift bound)

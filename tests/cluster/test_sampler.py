@@ -25,13 +25,17 @@ LEVELS = 9          # Cassandra 5.0 LCS reports levels 0..8
 #: Node metrics every JMX path must give (pools and sampler costs are checked separately).
 NODE_METRICS = {
     "gc_count", "gc_time_ms", "compactions_pending", "compactions_completed", "compactions_active",
-    "bytes_compacted", "read_timeouts", "write_timeouts", f"live_sstables:{T}",
-    *(f"sstables_level_{n}:{T}" for n in range(LEVELS)), "process_cpu_pct", "process_rss_bytes",
+    "bytes_compacted", "read_timeouts", "write_timeouts", "dropped_messages", f"live_sstables:{T}",
+    f"local_writes:{T}", f"local_reads:{T}", *(f"sstables_level_{n}:{T}" for n in range(LEVELS)),
+    "process_cpu_pct", "process_rss_bytes", "process_read_bytes", "process_write_bytes",
 }
+#: what the host source reads of a node's process (no cgroup of its own here: no memory rows)
+PROCESS_METRICS = {"process_cpu_pct", "process_rss_bytes", "process_read_bytes", "process_write_bytes"}
 CORE_POOLS = ["MutationStage", "ReadStage", "CompactionExecutor", "MemtableFlushWriter", "Native-Transport-Requests"]
 POOL_METRICS = {f"pool_{p}_{w}" for p in CORE_POOLS for w in ("pending", "blocked", "active", "completed")}
 HOST = f"host:{socket.gethostname()}"
-HOST_METRICS = {"host_cpu_pct", "host_cpu_iowait_pct", "host_load_1m", "host_mem_used_bytes",
+HOST_METRICS = {"host_cpu_pct", "host_cpu_user_pct", "host_cpu_system_pct", "host_cpu_iowait_pct",
+                "host_cpu_steal_pct", "host_load_1m", "host_mem_used_bytes",
                 "host_net_recv_bytes", "host_net_sent_bytes",
                 *(("host_disk_read_bytes", "host_disk_write_bytes") if psutil.disk_io_counters() else ())}
 
@@ -69,7 +73,7 @@ def test_jolokia_and_virtual_tables_sample_gc_sstables_compaction_pools_host_and
 
     with RunWriter(tool="sampler-test", root=tmp_path) as run:
         with ClusterSampler(cluster, tables=[(KS, TABLE)], interval_s=1, writer=run) as sampler:
-            assert [s.name for s in sampler.sources] == ["virtual_tables", "jolokia", "host"]
+            assert [s.name for s in sampler.sources] == ["virtual_tables", "jolokia", "host", "client"]
             wait_for("3 samples", lambda: sampler.samples >= 3, 30)
             jolokia_live = cluster.jolokia(1).table_metric(KS, TABLE, "LiveSSTableCount")["Value"]
             stats = tablestats_row(cluster)
@@ -90,7 +94,11 @@ def test_jolokia_and_virtual_tables_sample_gc_sstables_compaction_pools_host_and
 
     loaded = load_run(run.path)
     m = loaded.metrics
-    assert set(m["node"]) == {"node1", HOST}
+    disks = {n for n in set(m["node"]) if n.startswith("disk:")}          # the data folder's device, if any
+    assert set(m["node"]) - disks == {"node1", HOST}
+    for disk in disks:
+        assert names(m, disk) == {"disk_read_bytes", "disk_write_bytes", "disk_reads", "disk_writes", "disk_busy_ms"}
+        assert series(m, "disk_write_bytes", disk).is_monotonic_increasing
     assert NODE_METRICS | POOL_METRICS <= names(m)
     non_pool = {n for n in names(m) if not n.startswith("pool_")}
     assert non_pool == NODE_METRICS | {"sampler_virtual_tables_ms", "sampler_jolokia_ms", "sampler_host_ms"}
@@ -141,7 +149,7 @@ def test_nodetool_fallback_of_a_node_without_jolokia_gives_the_same_metric_names
     two_sstables_in_l0(cluster)
 
     sampler = ClusterSampler(cluster, tables=[(KS, TABLE)], interval_s=1, final_sample=False)
-    assert [s.name for s in sampler.sources] == ["virtual_tables", "nodetool", "host"]
+    assert [s.name for s in sampler.sources] == ["virtual_tables", "nodetool", "host", "client"]
     with sampler:
         wait_for("2 samples", lambda: sampler.samples >= 2, 90)
     m = sampler.frame()
@@ -166,6 +174,6 @@ def test_nodetool_fallback_of_a_node_without_jolokia_gives_the_same_metric_names
     got = {r.metric for r in bare.sample_once()}
     bare.stop()
     assert {n for n in got if not n.startswith("pool_")} == \
-        NODE_METRICS - {"process_cpu_pct", "process_rss_bytes"} | {"sampler_nodetool_ms"}
+        NODE_METRICS - PROCESS_METRICS | {"sampler_nodetool_ms"}
     assert POOL_METRICS <= got
     print(f"\nnodetool sample cost per node (ms): {series(m, 'sampler_nodetool_ms').round(0).tolist()}")

@@ -13,7 +13,7 @@ import pytest
 
 from cassperf.analysis.arms import compare_arms
 from cassperf.experiments.executor import execute
-from cassperf.experiments.outcome import load_outcome, run_figures
+from cassperf.experiments.outcome import load_outcome
 from cassperf.experiments.study import Arm, Study
 from cassperf.workload.spec import WorkloadSpec
 
@@ -43,7 +43,7 @@ def test_identical_arms_agree_and_a_doubled_rate_is_a_significant_doubling(make_
     done = execute(study, cluster, root=tmp_path)
     assert (done.ran, done.failed) == (9, 0)
     outcome = load_outcome(study, root=tmp_path)
-    figs = run_figures(outcome)
+    figs = outcome.study.analysis().figures(outcome)
     assert (figs["status"] == "ok").all(), figs[["arm", "block", "reason"]]
     aa = compare_arms(figs, "fixed 1000", "fixed 1000 (A/A)", "write")
     low, high = aa.ci_pct(0.999)

@@ -13,7 +13,6 @@ import shutil
 import pytest
 
 from cassperf.experiments.deployment import DeploymentStudy, cluster_name, parse_deployments, tmpfs_folder
-from cassperf.experiments.deployment_report import claims, figures
 from cassperf.experiments.outcome import load_outcome
 from cassperf.results.catalog import catalog
 from tests.notebooks.studykit import (check_in_chromium, check_report_shape, execute_study, study_data,  # noqa: F401
@@ -60,7 +59,7 @@ def test_deployments_interleave_side_by_side_and_imported_logs_join_their_own_ta
     assert len({tuple(block1[i:i + 3]) for i in range(0, 6, 3)}) > 1 or len(set(block1[:3])) > 1
     study = study_with_test_params(DeploymentStudy, NB)
     outcome = load_outcome(study)
-    assert [c["verdict"] for c in run.claims] == claims(outcome, figures(outcome))["verdict"].tolist()
+    assert [c["verdict"] for c in run.claims] == outcome.study.analysis().conclude(outcome).claims["verdict"].tolist()
     assert "Write node CPU (ms/1k rows)" in run.text()
     check_in_chromium(run, tmp_path)
 

@@ -10,7 +10,7 @@ import pytest
 
 from cassperf.analysis import phase_window
 from cassperf.experiments.garbagecollect import GCStudy
-from cassperf.experiments.garbagecollect_report import claims, published_table, window_figures, windows
+from cassperf.experiments.garbagecollect_analysis import published_table, windows
 from cassperf.experiments.outcome import load_outcome
 from cassperf.results.catalog import catalog
 from tests.notebooks.studykit import (check_in_chromium, check_report_shape, execute_study, study_data,  # noqa: F401
@@ -50,9 +50,10 @@ def test_gc_notebook_runs_garbagecollect_beside_a_placebo_and_publishes_the_tabl
     assert table["Metric"].tolist() == PUBLISHED_ROWS
     assert all(v.endswith(("/s", " micros")) for v in table["Steady State"])
     assert "With GarbageCollect" in run.text()
-    assert [c["verdict"] for c in run.claims] == claims(outcome)["verdict"].tolist()
+    found = outcome.study.analysis().conclude(outcome)
+    assert [c["verdict"] for c in run.claims] == found.claims["verdict"].tolist()
     # every run's operation window counts (the windows are fixed by the phase: nothing to search, no
     # drift rule hiding the operation's effect): the A/A row compares 2 runs a side
     assert run.claims[0]["n_a"] == 2 and run.claims[0]["n_b"] == 2, run.claims[0]
-    assert set(window_figures(outcome)["status"]) == {"ok"}
+    assert set(found.figures["status"]) == {"ok"}
     check_in_chromium(run, tmp_path)

@@ -12,7 +12,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from cassperf.report import run_reports
+from cassperf.workbook.preflight import run_reports
 from tests.notebooks.reportkit import write_notebook
 
 pytestmark = [pytest.mark.notebook]

@@ -81,7 +81,7 @@ def _prepare(notebooks: Path, logs: Path) -> None:
 
 
 def _import_runs(data: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The cassandra-stress logs as runs of a deployment on another machine (README, 04)."""
+    """The cassandra-stress logs as runs of a deployment on another machine (docs/studies/04-deployment-comparison.md)."""
     from cassperf.cli import main
 
     monkeypatch.setenv("CASSPERF_DATA", str(data))

@@ -21,7 +21,6 @@ import yaml
 from cassperf import config
 from cassperf.experiments.clients import group_records, overlap_s
 from cassperf.experiments.multidc import MultiDCStudy
-from cassperf.experiments.multidc_report import claims as multidc_claims
 from cassperf.experiments.outcome import load_outcome
 from cassperf.experiments.study import Calibrated
 from cassperf.results.catalog import catalog
@@ -105,8 +104,8 @@ def test_multidc_notebook_runs_every_arm_with_a_client_per_dc_and_leads_with_its
     cal = outcome.record["calibration"]
     below = Calibrated.from_json(cal).below_knee
     light = min(c for c, rate in cal["points"] if rate >= 0.5 * cal["best_ops_s"])
-    assert set(measured[measured["arm"] == "replicated write"]["threads"]) == {str(max(1, below // 2))}
-    assert set(measured[measured["arm"] == "write EACH_QUORUM"]["threads"]) == {str(light)}
+    assert set(measured[measured["arm"] == "replicated write"]["concurrency"]) == {str(max(1, below // 2))}
+    assert set(measured[measured["arm"] == "write EACH_QUORUM"]["concurrency"]) == {str(light)}
     assert outcome.record["warmup"] and outcome.record["warmup"][0]["rates_ops_s"]
     # the network baseline is the study's, in its record: ping each way near the RTT, iperf3
     baseline = outcome.record["baseline"][-1]
@@ -125,7 +124,7 @@ def test_multidc_notebook_runs_every_arm_with_a_client_per_dc_and_leads_with_its
     assert sorted(t["where"] for t in traffic) == ["dc1 (dc1-c1)", "dc1 (dc1-c1)", "dc2 (dc2-c1)", "dc2 (dc2-c1)"]
     assert all(t["send_mb_s"] > 0 and t["receive_mb_s"] > 0 for t in traffic)
     # the published claims are the analysis functions' on the stored runs
-    expected_claims = multidc_claims(outcome)
+    expected_claims = outcome.study.analysis().conclude(outcome).claims
     assert [c["claim"] for c in run.claims] == expected_claims["claim"].tolist()
     assert [c["verdict"] for c in run.claims] == expected_claims["verdict"].tolist()
     assert run.claims[0]["claim"] == ("A/A control: 'replicated write' against its identical twin, both DCs' clients "

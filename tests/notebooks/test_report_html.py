@@ -18,7 +18,7 @@ import nbformat
 import pytest
 
 from cassperf import config
-from cassperf.report import run_reports
+from cassperf.workbook.preflight import run_reports
 from cassperf.report.html import PLOTLY_BUNDLE_ID, export_html, plotly_js
 from tests.notebooks.reportkit import open_in_chromium, write_notebook
 

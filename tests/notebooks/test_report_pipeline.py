@@ -14,7 +14,7 @@ import pytest
 
 from cassperf import config
 from cassperf.cluster import LocalCluster
-from cassperf.report import run_reports
+from cassperf.workbook.preflight import run_reports
 from tests.conftest import cassperf_processes
 from tests.notebooks.reportkit import write_notebook
 

@@ -8,7 +8,6 @@ import pytest
 
 from cassperf.experiments.outcome import load_outcome
 from cassperf.experiments.replication_factor import RFStudy
-from cassperf.experiments.replication_factor_report import claims as rf_claims
 from cassperf.results.catalog import catalog
 from tests.notebooks.studykit import (check_in_chromium, check_report_shape, execute_study, study_data,  # noqa: F401
                                       study_with_test_params)
@@ -41,7 +40,7 @@ def test_rf_notebook_runs_every_arm_in_randomized_blocks_and_leads_with_its_find
     cal = outcome.record["calibration"]
     assert cal["knee"] >= 1 and len(cal["points"]) >= 3
     writes = measured[measured["arm"] == "write rf=1"]
-    assert set(writes["threads"]) == {str(max(1, cal["knee"] // 2))}
+    assert set(writes["concurrency"]) == {str(max(1, cal["knee"] // 2))}
     assert outcome.record["warmup"] and outcome.record["warmup"][0]["rates_ops_s"]
     # the warm pass ran every arm once, unmeasured, before block 1 (not the A/A twin: its arm warmed it)
     warm = catalog(study="replication-factor", experiment="test", role="warmup")
@@ -50,12 +49,12 @@ def test_rf_notebook_runs_every_arm_in_randomized_blocks_and_leads_with_its_find
     # every measured run carries its pool, its op's at its load: the cold run a and the run b
     # right after it too (analysis.arms, 5.)
     pools = dict(zip(measured["arm"], measured["pool"], strict=False))
-    threads = dict(zip(measured["arm"], measured["threads"], strict=False))
+    threads = dict(zip(measured["arm"], measured["concurrency"], strict=False))
     assert pools["read rf=1 run=a"] == pools["read rf=1 run=b"] == f"read x{threads['read rf=1 run=a']}"
     assert pools["read rf=3 cl=ONE"] == f"read x{threads['read rf=3 cl=ONE']}"
     assert pools["mixed rf=3"] == f"mixed x{threads['mixed rf=3']}"
     # the published claims are the analysis functions' on the stored runs
-    expected = rf_claims(outcome)
+    expected = outcome.study.analysis().conclude(outcome).claims
     assert [c["verdict"] for c in run.claims] == expected["verdict"].tolist()
     assert [c["claim"] for c in run.claims] == expected["claim"].tolist()
     check_in_chromium(run, tmp_path)

@@ -17,7 +17,6 @@ import yaml
 from cassperf import config
 from cassperf.experiments.outcome import load_outcome
 from cassperf.experiments.storage_cache import StorageStudy
-from cassperf.experiments.storage_cache_report import claims as storage_claims
 from cassperf.experiments.study import Calibrated
 from cassperf.results.catalog import catalog
 from cassperf.storage.facts import storage_name
@@ -111,7 +110,7 @@ def test_storage_notebook_interleaves_both_storages_in_randomized_blocks_and_lea
     assert _loop_leftovers(storage_data) == []
     assert not [p for p in cassperf_processes(storage_data) if LOOP in " ".join(p.cmdline())]
     # the published claims are the analysis function's on the stored runs
-    expected_claims = storage_claims(outcome)
+    expected_claims = outcome.study.analysis().conclude(outcome).claims
     assert [c["verdict"] for c in run.claims] == expected_claims["verdict"].tolist()
     assert [c["claim"] for c in run.claims] == expected_claims["claim"].tolist()
     assert run.claims[3]["measured"] == "needs 128 KiB and 64 or 256 KiB on one storage (chunk_kbs)"

@@ -14,7 +14,7 @@ import math
 import pandas as pd
 import pytest
 
-from cassperf.analysis.calibration import Calibration, PooledCalibration, calibrate, calibrate_pooled
+from cassperf.analysis.calibration import Calibration, PooledCalibration, method_rates, method_rates_pooled
 from cassperf.analysis.power import MDE_FACTORS, expected_power, mde_factor, mde_pct, mde_pct_at, solve_mde_factor
 from cassperf.analysis.repeats import run_figures
 from cassperf.analysis.simulate import Noise, SimArm, sim_figures, simulate, to_runs
@@ -22,7 +22,7 @@ from cassperf.analysis.simulate import Noise, SimArm, sim_figures, simulate, to_
 
 @pytest.fixture(scope="module")
 def cal() -> Calibration:
-    return calibrate(repeats=3, studies=2000, seed=2026, margin_pct=30.0)
+    return method_rates(repeats=3, studies=2000, seed=2026, margin_pct=30.0)
 
 
 def test_an_aa_comparison_is_significant_in_5_percent_of_studies(cal: Calibration) -> None:
@@ -112,7 +112,7 @@ def test_mde_factor_between_table_points_and_at_the_limits() -> None:
 
 @pytest.fixture(scope="module")
 def pooled() -> PooledCalibration:
-    return calibrate_pooled(arms=5, repeats=3, studies=2000, seed=2026, margin_pct=30.0)
+    return method_rates_pooled(arms=5, repeats=3, studies=2000, seed=2026, margin_pct=30.0)
 
 
 def test_the_pooled_comparison_holds_its_error_rate_and_its_stated_power(pooled: PooledCalibration) -> None:

@@ -24,7 +24,7 @@ from cassperf.analysis.verdicts import (
     plateau,
 )
 
-SOURCE = "../shared/studies/x.md"
+SOURCE = "\"A study\" (a write-up of runs)"
 
 
 def paired(a: list[float], b: list[float]) -> ArmComparison:
@@ -180,3 +180,46 @@ def test_a_noisy_sweep_is_not_shown_and_a_bad_knee_is_an_error() -> None:
     assert v.verdict == NOT_SHOWN and "these runs could detect" in v.reason
     with pytest.raises(ValueError, match=r"the knee 8 must be one of the sweep's points \[1, 2, 4, 8\]"):
         plateau(sweep([1.0, 1.6, 2.0, 2.0]), POINTS, 8, "write")
+
+
+def test_a_claim_whose_manipulation_did_not_take_is_not_tested_here_with_its_figure() -> None:
+    from cassperf.analysis.claims import NOT_TESTED
+    from cassperf.analysis.verdicts import Check, tested
+
+    cold = Check("the emptied cache", False, "run a read 0.4 MiB from disk of the 40.0 MiB its reads touch (1%)",
+                 "run a reads at least half of what its reads touch from disk")
+    v = tested(directional(FALL, -1), cold)            # a significant fall, but the cache was never emptied in effect
+    assert (v.verdict, v.reason) == (NOT_TESTED, "the emptied cache did not take: run a read 0.4 MiB from disk of "
+                                                 "the 40.0 MiB its reads touch (1%)")
+    assert v.rule.endswith("; tested only where run a reads at least half of what its reads touch from disk")
+    row = claim("Cold reads are slower", SOURCE, v)
+    assert (row.check, row.check_took, row.arm_a, row.arm_b) == (
+        "the emptied cache: run a read 0.4 MiB from disk of the 40.0 MiB its reads touch (1%)", False, "a", "b")
+    took = tested(directional(FALL, -1), Check("the emptied cache", True, "run a read 412 MiB (103%)"))
+    assert took.verdict == HOLDS and claim("x", SOURCE, took).check == "the emptied cache: run a read 412 MiB (103%)"
+    unknown = claim("x", SOURCE, tested(directional(FLAT, +1), Check("the emptied cache", None, "a named cluster")))
+    assert (unknown.verdict, unknown.check, unknown.check_took) == (
+        NOT_SHOWN, "the emptied cache: not measured (a named cluster)", None)
+
+
+def test_all_of_is_not_tested_here_when_a_part_was_not_unless_a_tested_part_does_not_hold() -> None:
+    from cassperf.analysis.claims import NOT_TESTED
+    from cassperf.analysis.verdicts import Check, tested
+
+    no = Check("the emptied cache", False, "disk 64 KiB: 1 MiB")
+    yes = Check("the emptied cache", True, "disk 4 KiB: 300 MiB")
+    both = all_of([tested(directional(RISE, +1), yes), tested(directional(RISE, +1), no)])
+    assert both.verdict == NOT_TESTED and both.check.took is False
+    assert both.check.figure == "disk 4 KiB: 300 MiB; disk 64 KiB: 1 MiB"
+    assert all_of([tested(directional(RISE, -1), yes), tested(directional(RISE, +1), no)]).verdict == FAILS
+    assert all_of([tested(directional(RISE, +1), yes)] * 2).check.took is True
+
+
+def test_the_a_a_control_withholds_verdicts_but_not_a_not_tested_here() -> None:
+    from cassperf.analysis.claims import NOT_TESTED
+    from cassperf.analysis.verdicts import Check, tested
+
+    aa = claim("A/A", SOURCE, aa_control(RISE))                  # identical arms differ: withheld
+    untested = claim("cold", SOURCE, tested(directional(FALL, -1), Check("the emptied cache", False, "1%")))
+    table = claims_table(aa, [untested, claim("rise", SOURCE, directional(RISE, +1))])
+    assert table["verdict"].tolist() == [FAILS, NOT_TESTED, NOT_SHOWN]

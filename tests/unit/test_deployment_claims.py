@@ -10,7 +10,7 @@ import pytest
 
 from cassperf.analysis.claims import FAILS, HOLDS, NOT_SHOWN
 from cassperf.experiments.deployment import DeploymentStudy
-from cassperf.experiments.deployment_report import CONTAINER_FALL_PCT, claims
+from cassperf.experiments.deployment_analysis import CONTAINER_FALL_PCT
 from cassperf.experiments.outcome import StudyOutcome
 
 NAMES = ["5.0.6-java17-disk", "5.0.6-java17-tmpfs", "5.0.6-java17-container"]
@@ -39,7 +39,7 @@ def figures(container_factor: float, seed: int = 22, tmpfs: float = 1.02) -> pd.
 def container_rows(container_factor: float, monkeypatch: pytest.MonkeyPatch) -> pd.DataFrame:
     monkeypatch.setattr(DeploymentStudy, "context_names", lambda self: NAMES)
     outcome = StudyOutcome(DeploymentStudy(experiment="unit"), {}, [])
-    table = claims(outcome, figures(container_factor))
+    table = outcome.study.analysis().claims(outcome, figures(container_factor))
     return table[table["claim"].str.startswith("Cassandra in a container")]
 
 
@@ -67,7 +67,8 @@ def test_a_container_35_to_40_percent_slower_is_slower_but_not_several_times(mon
 
 def cpu_rows(monkeypatch: pytest.MonkeyPatch, seed: int, tmpfs: float) -> pd.DataFrame:
     monkeypatch.setattr(DeploymentStudy, "context_names", lambda self: NAMES)
-    table = claims(StudyOutcome(DeploymentStudy(experiment="unit"), {}, []), figures(1.0, seed, tmpfs))
+    outcome = StudyOutcome(DeploymentStudy(experiment="unit"), {}, [])
+    table = outcome.study.analysis().claims(outcome, figures(1.0, seed, tmpfs))
     return table[table["claim"].str.startswith("A faster deployment also burns more CPU [read")]
 
 
@@ -91,9 +92,9 @@ def test_a_deployment_plainly_faster_and_busier_bears_the_cpu_claim_out(monkeypa
 def test_on_2000_simulated_studies_of_three_equal_deployments_the_picked_pair_passes_in_5_percent() -> None:
     """The widest gap of three deployments that do not differ: at a plain 5% it passes in 11.4% of
     the studies; at 5% / 3 in 4.2% (Bonferroni is a bound: at most 5%)."""
-    from cassperf.analysis.arms import compare_stored
+    from cassperf.analysis.arms import compare
     from cassperf.analysis.verdicts import directional
-    from cassperf.experiments.deployment_report import picked
+    from cassperf.analysis.verdicts import picked_pair
 
     plain = corrected = 0
     for seed in range(2000):
@@ -101,8 +102,8 @@ def test_on_2000_simulated_studies_of_three_equal_deployments_the_picked_pair_pa
         f = f[f["op"] == "read"]
         means = f.groupby("arm")["rate_ops_s"].mean()
         slow, fast = means.idxmin(), means.idxmax()
-        v = directional(compare_stored(f, slow, fast, "read"), +1)
+        v = directional(compare(f, slow, fast, "read"), +1)
         plain += v.verdict == HOLDS
-        corrected += picked(v, 3).verdict == HOLDS
+        corrected += picked_pair(v, 3).verdict == HOLDS
     assert 0.09 <= plain / 2000 <= 0.14
     assert 0.03 <= corrected / 2000 <= 0.05

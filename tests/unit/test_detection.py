@@ -1,6 +1,6 @@
 """Format detection: `cassperf.parsers.parse(path)` with no format named finds each file's own format.
 
-Every data file of the shared fixtures (../shared/fixtures/**, sidecars and README.md excluded) and
+Every data file of the public fixtures (tests/fixtures/public/**, sidecars and README.md excluded) and
 of the project-made fixtures (tests/fixtures/{nodetool-5.0,gc-5.0,mdadm,latte-0.29,cassandra-stress-5.0,
 cassandra-stress-keys,cassandra-stress-2.0,cassandra-stress-2.1-early}) is listed here with the
 format it belongs to, by an explicit (folder, file-name pattern) rule. For each file:
@@ -11,9 +11,7 @@ format it belongs to, by an explicit (folder, file-name pattern) rule. For each 
   is that one format), so detection does not depend on the registry's order.
 
 A file no parser knows (nodetool describecluster, random text, random bytes, an empty file, a
-PNG) gets a ParseError naming the file; for text, the message lists every format tried. The
-shared fixtures are read through cassperf.config.fixtures_dir(); those cases skip, with the
-reason, when the folder is absent.
+PNG) gets a ParseError naming the file; for text, the message lists every format tried.
 """
 
 from __future__ import annotations
@@ -28,11 +26,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cassperf.config import fixtures_dir
 from cassperf.errors import ParseError
 from cassperf.parsers import ParseResult, detect, formats, parse, read_text
+from tests.conftest import PUBLIC_FIXTURES
 
-SHARED = fixtures_dir()
 LOCAL = Path(__file__).resolve().parent.parent / "fixtures"
 SNIFF_BYTES = 65536
 NO_FORMAT = None   # the file belongs to no registered format: parse() must raise ParseError
@@ -42,37 +39,37 @@ NO_FORMAT = None   # the file belongs to no registered format: parse() must rais
 class Rule:
     """Files of `folder` whose name matches `pattern` belong to `format` (None: to no format)."""
 
-    root: str          # "shared" (fixtures_dir()) or "local" (tests/fixtures)
+    root: str          # "public" (tests/fixtures/public) or "local" (tests/fixtures, project-made)
     folder: str
     pattern: str
     format: str | None
 
 
 RULES: tuple[Rule, ...] = (
-    # shared: real tool output
-    Rule("shared", "cassandra-stress", "cs_*", "cassandra-stress"),
-    Rule("shared", "stress-graph", "cs_graph_*.html", "cassandra-stress-graph"),
-    Rule("shared", "tlp-stress", "tlp-stress_*", "tlp-stress"),
-    Rule("shared", "tlp-stress", "easy-cass-stress_*", "tlp-stress"),
-    Rule("shared", "nodetool", "nodetool_status_*", "nodetool-status"),
-    Rule("shared", "nodetool", "nodetool_info_*", "nodetool-info"),
-    Rule("shared", "nodetool", "nodetool_cfstats_*", "nodetool-tablestats"),
-    Rule("shared", "nodetool", "nodetool_tablestats_*", "nodetool-tablestats"),
-    Rule("shared", "nodetool", "nodetool_compactionstats_*", "nodetool-compactionstats"),
-    Rule("shared", "nodetool", "nodetool_compactionhistory_*", "nodetool-compactionhistory"),
-    Rule("shared", "nodetool", "nodetool_tpstats_*", "nodetool-tpstats"),
-    Rule("shared", "nodetool", "nodetool_gcstats_*", "nodetool-gcstats"),
-    Rule("shared", "nodetool", "nodetool_proxyhistograms_*", "nodetool-proxyhistograms"),
-    Rule("shared", "nodetool", "nodetool_cfhistograms_*", "nodetool-tablehistograms"),
-    Rule("shared", "nodetool", "nodetool_tablehistograms_*", "nodetool-tablehistograms"),
-    Rule("shared", "gc", "gc_*_jdk8*", "gc-jdk8"),
-    Rule("shared", "gc", "gc_*unified*", "gc-unified"),
-    Rule("shared", "network", "ping_*", "ping"),
-    Rule("shared", "network", "iperf3*.json", "iperf3-json"),
-    Rule("shared", "network", "dstat*.csv", "dstat-csv"),
-    Rule("shared", "network", "dstat_*_console_*.txt", "dstat-console"),
-    Rule("shared", "other-tools", "latte_*", "latte"),
-    Rule("shared", "other-tools", "ycsb_*", "ycsb"),
+    # public: real tool output from public repositories
+    Rule("public", "cassandra-stress", "cs_*", "cassandra-stress"),
+    Rule("public", "stress-graph", "cs_graph_*.html", "cassandra-stress-graph"),
+    Rule("public", "tlp-stress", "tlp-stress_*", "tlp-stress"),
+    Rule("public", "tlp-stress", "easy-cass-stress_*", "tlp-stress"),
+    Rule("public", "nodetool", "nodetool_status_*", "nodetool-status"),
+    Rule("public", "nodetool", "nodetool_info_*", "nodetool-info"),
+    Rule("public", "nodetool", "nodetool_cfstats_*", "nodetool-tablestats"),
+    Rule("public", "nodetool", "nodetool_tablestats_*", "nodetool-tablestats"),
+    Rule("public", "nodetool", "nodetool_compactionstats_*", "nodetool-compactionstats"),
+    Rule("public", "nodetool", "nodetool_compactionhistory_*", "nodetool-compactionhistory"),
+    Rule("public", "nodetool", "nodetool_tpstats_*", "nodetool-tpstats"),
+    Rule("public", "nodetool", "nodetool_gcstats_*", "nodetool-gcstats"),
+    Rule("public", "nodetool", "nodetool_proxyhistograms_*", "nodetool-proxyhistograms"),
+    Rule("public", "nodetool", "nodetool_cfhistograms_*", "nodetool-tablehistograms"),
+    Rule("public", "nodetool", "nodetool_tablehistograms_*", "nodetool-tablehistograms"),
+    Rule("public", "gc", "gc_*_jdk8*", "gc-jdk8"),
+    Rule("public", "gc", "gc_*unified*", "gc-unified"),
+    Rule("public", "network", "ping_*", "ping"),
+    Rule("public", "network", "iperf3*.json", "iperf3-json"),
+    Rule("public", "network", "dstat*.csv", "dstat-csv"),
+    Rule("public", "network", "dstat_*_console_*.txt", "dstat-console"),
+    Rule("public", "other-tools", "latte_*", "latte"),
+    Rule("public", "other-tools", "ycsb_*", "ycsb"),
     # local: project-made captures (Apache 5.0.6, JDK 17) and mdadm samples
     Rule("local", "nodetool-5.0", "nodetool_status_*", "nodetool-status"),
     Rule("local", "nodetool-5.0", "nodetool_info_*", "nodetool-info"),
@@ -93,10 +90,10 @@ RULES: tuple[Rule, ...] = (
     Rule("local", "cassandra-stress-2.1-early", "*.txt", "cassandra-stress"),   # published 2.1.3 outputs (sidecars)
 )
 
-#: what every shared/local fixture folder must hold at least (a folder emptied by mistake fails)
-MIN_FILES = {("shared", "cassandra-stress"): 8, ("shared", "gc"): 7, ("shared", "network"): 15,
-             ("shared", "nodetool"): 24, ("shared", "other-tools"): 3, ("shared", "stress-graph"): 1,
-             ("shared", "tlp-stress"): 6, ("local", "nodetool-5.0"): 10, ("local", "gc-5.0"): 1,
+#: what every public/local fixture folder must hold at least (a folder emptied by mistake fails)
+MIN_FILES = {("public", "cassandra-stress"): 8, ("public", "gc"): 7, ("public", "network"): 15,
+             ("public", "nodetool"): 24, ("public", "other-tools"): 3, ("public", "stress-graph"): 1,
+             ("public", "tlp-stress"): 6, ("local", "nodetool-5.0"): 10, ("local", "gc-5.0"): 1,
              ("local", "mdadm"): 3, ("local", "latte-0.29"): 5, ("local", "cassandra-stress-5.0"): 6,
              ("local", "cassandra-stress-keys"): 1, ("local", "cassandra-stress-2.0"): 3,
              ("local", "cassandra-stress-2.1-early"): 4}
@@ -104,7 +101,7 @@ MIN_FILES = {("shared", "cassandra-stress"): 8, ("shared", "gc"): 7, ("shared", 
 #: sniff claimers per file that are known defects: file name -> (claimers, reason). Empty: none.
 KNOWN_SNIFF_DEFECTS: dict[str, tuple[list[str], str]] = {}
 
-_ROOTS = {"shared": SHARED, "local": LOCAL}
+_ROOTS = {"public": PUBLIC_FIXTURES, "local": LOCAL}
 
 
 def _is_data_file(path: Path) -> bool:
@@ -112,10 +109,9 @@ def _is_data_file(path: Path) -> bool:
 
 
 def _data_files(root: str) -> list[tuple[str, str, Path]]:
-    """(root, folder, path) of every data file under one root, sorted; [] when it is absent."""
+    """(root, folder, path) of every data file under one root, sorted (a folder's own files: the
+    public folder under tests/fixtures is a root of its own)."""
     base = _ROOTS[root]
-    if not base.is_dir():
-        return []
     return sorted((root, p.relative_to(base).parts[0], p) for p in base.rglob("*")
                   if _is_data_file(p) and len(p.relative_to(base).parts) == 2)
 
@@ -124,7 +120,7 @@ def _rules_for(root: str, folder: str, name: str) -> list[Rule]:
     return [r for r in RULES if (r.root, r.folder) == (root, folder) and fnmatch.fnmatchcase(name, r.pattern)]
 
 
-ALL_FILES = _data_files("shared") + _data_files("local")
+ALL_FILES = _data_files("public") + _data_files("local")
 CASES = [(root, folder, path, rules[0].format) for root, folder, path in ALL_FILES
          if len(rules := _rules_for(root, folder, path.name)) == 1]
 KNOWN = [c for c in CASES if c[3] is not NO_FORMAT]
@@ -132,11 +128,6 @@ KNOWN = [c for c in CASES if c[3] is not NO_FORMAT]
 
 def _case_id(case: tuple[str, str, Path, str | None]) -> str:
     return f"{case[1]}/{case[2].name}"
-
-
-def _skip_if_shared_absent(root: str) -> None:
-    if root == "shared" and not SHARED.is_dir():
-        pytest.skip(f"shared fixtures folder {SHARED} is absent (it sits beside the checkout as ../shared/fixtures)")
 
 
 def _xfail_known_sniff_defect(request: pytest.FixtureRequest, name: str) -> None:
@@ -153,8 +144,6 @@ def format_names() -> list[str]:
 # --- the table of rules is complete and exact ---------------------------------------------------
 
 def test_every_fixture_file_is_named_by_exactly_one_rule() -> None:
-    if not SHARED.is_dir():
-        pytest.skip(f"shared fixtures folder {SHARED} is absent")
     unmatched = [f"{root}:{folder}/{p.name}" for root, folder, p in ALL_FILES if not _rules_for(root, folder, p.name)]
     ambiguous = [f"{root}:{folder}/{p.name} -> {[r.format for r in rules]}" for root, folder, p in ALL_FILES
                  if len(rules := _rules_for(root, folder, p.name)) > 1]
@@ -189,8 +178,7 @@ def _parsed(path: Path) -> ParseResult:
 
 @pytest.mark.parametrize("case", KNOWN, ids=_case_id)
 def test_parse_without_a_format_detects_the_files_own_format(case: tuple[str, str, Path, str]) -> None:
-    root, _folder, path, expected = case
-    _skip_if_shared_absent(root)
+    _root, _folder, path, expected = case
     result = _parsed(path)
     assert isinstance(result, ParseResult)
     assert result.format == expected
@@ -201,8 +189,7 @@ def test_parse_without_a_format_detects_the_files_own_format(case: tuple[str, st
 @pytest.mark.parametrize("case", KNOWN, ids=_case_id)
 def test_exactly_one_format_sniffs_each_file(case: tuple[str, str, Path, str],
                                              request: pytest.FixtureRequest) -> None:
-    root, _folder, path, expected = case
-    _skip_if_shared_absent(root)
+    _root, _folder, path, expected = case
     _xfail_known_sniff_defect(request, path.name)
     head = read_text(path)[:SNIFF_BYTES]
     claimers = [f.name for f in formats() if f.sniff(head)]

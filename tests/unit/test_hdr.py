@@ -1,6 +1,6 @@
 """HDR interval logs and merged percentiles.
 
-No shared fixture exists for cassandra-stress HDR logs, so the logs here are project-made: known
+No public fixture exists for cassandra-stress HDR logs, so the logs here are project-made: known
 raw samples recorded into HdrHistogram_py histograms with cassandra-stress's precision (lowest 1,
 3 significant figures, nanoseconds) and written with HdrHistogram_py's HistogramLogWriter or our
 write_hdr_log (which writes cassandra-stress's layout). One real Java-written line (from a public

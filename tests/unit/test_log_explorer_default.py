@@ -10,13 +10,13 @@ from cassperf import config
 from cassperf.experiments.log_explorer import default_logs
 
 
-def test_the_shared_fixtures_when_they_are_here(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_the_public_fixtures_the_repository_carries(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CASSPERF_FIXTURES", raising=False)
+    assert default_logs() == config.project_root() / "tests" / "fixtures" / "public"
+    assert sorted(p.name for p in default_logs().iterdir() if p.is_dir()) == [
+        "cassandra-stress", "gc", "network", "nodetool", "other-tools", "stress-graph", "tlp-stress"]
+
+
+def test_the_folder_cassperf_fixtures_names(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     monkeypatch.setenv("CASSPERF_FIXTURES", str(tmp_path))
     assert default_logs() == tmp_path
-
-
-def test_the_repositorys_own_fixtures_on_a_machine_without_the_shared_folder(monkeypatch: pytest.MonkeyPatch,
-                                                                              tmp_path: Path) -> None:
-    monkeypatch.setenv("CASSPERF_FIXTURES", str(tmp_path / "absent"))
-    assert default_logs() == config.project_root() / "tests" / "fixtures"
-    assert (default_logs() / "nodetool-5.0").is_dir()

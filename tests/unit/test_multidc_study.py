@@ -1,4 +1,4 @@
-"""The multi-DC study on the Study contract (cassperf.experiments.multidc, multidc_report,
+"""The multi-DC study on the Study contract (cassperf.experiments.multidc, multidc_analysis,
 network): its plan, its parameters' checks, the analysis of built runs (per DC, both DCs
 together, a lost client listed) and the network table from real tool output. No cluster."""
 
@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 from cassperf.errors import ConfigError
-from cassperf.experiments import multidc, multidc_report, network
+from cassperf.experiments import multidc, multidc_analysis, network
 from cassperf.experiments.outcome import StudyOutcome
 from cassperf.experiments.study import Calibrated
 from tests.unit.analysis_runs import lognormal, make_run
@@ -22,7 +22,7 @@ KNEE_8 = Calibrated(((1, 100.0), (2, 190.0), (4, 300.0), (8, 330.0), (16, 335.0)
 def test_the_arms_of_the_local_defaults_from_a_calibrated_knee() -> None:
     study = multidc.MultiDCStudy()
     arms = study.arms(KNEE_8)
-    assert [(a.name, a.labels["part"], a.labels["op"], a.labels["threads"], a.labels["cl"], a.labels["rf"],
+    assert [(a.name, a.labels["part"], a.labels["op"], a.labels["concurrency"], a.labels["cl"], a.labels["rf"],
              tuple(dc for dc, _ in a.clients)) for a in arms] == [
         ("independent write", "independent", "write", "2", "LOCAL_QUORUM", "1", ("dc1", "dc2")),
         ("replicated write", "replicated", "write", "2", "LOCAL_QUORUM", "2", ("dc1", "dc2")),
@@ -75,8 +75,8 @@ def test_given_thread_counts_are_per_client_and_need_no_calibration() -> None:
     ({"cl_dc": "dc3"}, r"^cl_dc='dc3': expected one of the study's DCs \(dc1, dc2\)$"),
     ({"rows": 0}, r"^rows=0: expected a whole number >= 1$"),
     ({"write_threads": -1}, r"^write_threads=-1: expected a whole number >= 0 \(0: calibrated\)$"),
-    ({"quorum_threads": (8, "x")}, r"^quorum_threads=\[8, 'x'\]: expected client thread counts >= 1 \(empty: x1, x2, "
-                                   r"x4 of cl_threads\)$"),
+    ({"quorum_threads": (8, "x")}, r"^quorum_threads=\[8, 'x'\]: expected client thread counts, each a whole number "
+                                   r">= 1 \(empty: x1 and x4 of cl_threads\)$"),
     ({"inter_dc_rtt_ms": -5}, r"^inter_dc_rtt_ms=-5: expected milliseconds >= 0 \(0: no distance\)$"),
     ({"client_hosts": "dc3=vm-a"}, r"^client_hosts names DC 'dc3', which the study does not use; DCs: dc1, dc2$"),
     ({"run_s": 1}, r"^run_s=1 at interval_s=0.1 gives 10 intervals: a run needs at least 20; raise run_s or lower "
@@ -105,7 +105,7 @@ def test_the_cluster_a_notebook_names_is_checked_before_it_starts() -> None:
 def _run(arm: str, block: int, dc: str, per_interval: int, seed: int, part: str = "replicated",
          failed: str = "") -> object:
     labels = {"arm": arm, "block": str(block), "dc": dc, "client": f"{dc}-c1", "part": part, "op": "write",
-              "threads": "2", "cl": "LOCAL_QUORUM", "rf": "2", "role": "measure"}
+              "concurrency": "2", "cl": "LOCAL_QUORUM", "rf": "2", "role": "measure"}
     run, _ = make_run({"write": lognormal(5.0, sigma=0.1, per_interval=per_interval)}, 24, interval_s=0.25,
                       seed=seed, latency_type="service", labels=labels, run_id=f"{arm}-{block}-{dc}")
     if failed:
@@ -134,19 +134,19 @@ def test_per_dc_and_both_dcs_together_and_a_lost_client_listed() -> None:
             _run("replicated write", 2, "dc1", 44, 7),
             _run("replicated write", 2, "dc2", 30, 8, failed="client dc2-c1 did not finish: KilledWorker: gone")]
     outcome = _outcome(runs)
-    figures = multidc_report.run_figures(outcome)
-    dcs = multidc_report.per_dc(outcome, figures)
+    figures = outcome.study.analysis().figures(outcome)
+    dcs = multidc_analysis.per_dc(outcome, figures)
     rates = {(r.arm, r.dc): (r.n_runs, r.rate_ops_s) for r in dcs.itertuples()}
     assert rates == {("independent write", "dc1"): (2, pytest.approx(420.0)),
                      ("independent write", "dc2"): (2, pytest.approx(220.0)),
                      ("replicated write", "dc1"): (2, pytest.approx(168.0)),
                      ("replicated write", "dc2"): (1, pytest.approx(120.0))}
-    both = multidc_report.together(outcome, figures).set_index("arm")
+    both = multidc_analysis.together(outcome, figures).set_index("arm")
     assert both.loc["independent write", "rate_ops_s"] == pytest.approx(640.0)      # (600 + 680) / 2
     assert both.loc["independent write", "n_blocks"] == 2
     assert both.loc["replicated write", "rate_ops_s"] == pytest.approx(280.0)       # block 1 only: 160 + 120
     assert both.loc["replicated write", "n_blocks"] == 1 and math.isnan(both.loc["replicated write", "rate_ci_ops_s"])
-    claims = multidc_report.claims(outcome, figures)
+    claims = outcome.study.analysis().claims(outcome, figures)
     assert claims["claim"].iloc[0] == ("A/A control: 'replicated write' against its identical twin, both DCs' clients "
                                        "summed per block")
     replicated = claims[claims["claim"].str.startswith("Replicating to the other DC")].iloc[0]
@@ -161,10 +161,11 @@ def test_per_dc_and_both_dcs_together_and_a_lost_client_listed() -> None:
     assert (replicated["verdict"], replicated["reason"]) == (
         "not shown", "the runs cannot decide: too few runs counted (2 of independent write, 1 of replicated write; 2 "
                      "a side needed)")
-    # no baseline, so no distance known: the claims on the round trip are not shown, and say why
+    # no baseline, so no distance known: the claims on the round trip are not tested here, and say why
     eq = claims[claims["claim"].str.startswith("EACH_QUORUM is far slower")].iloc[0]
-    assert (eq["verdict"], eq["reason"]) == ("not shown", "no distance between the DCs here: no network baseline was "
-                                                          "measured")
+    assert (eq["verdict"], eq["reason"]) == ("not tested here", "a distance between the DCs did not take: no network "
+                                                                "baseline was measured")
+    assert eq["check"] == "a distance between the DCs: no network baseline was measured" and eq["check_took"] is False
 
 
 def test_clients_of_a_block_share_the_cores_so_their_ops_are_summed_per_block() -> None:
@@ -182,13 +183,13 @@ def test_clients_of_a_block_share_the_cores_so_their_ops_are_summed_per_block() 
                 seed += 1
                 runs.append(_run(arm, block, dc, round(total * part_of * (1 + 0.02 * block)), seed, part))
     outcome = _outcome(runs)
-    figures = multidc_report.run_figures(outcome)
-    summed = multidc_report.clients_summed(figures)
+    figures = outcome.study.analysis().figures(outcome)
+    summed = multidc_analysis.clients_summed(figures)
     assert summed.groupby("arm")["rate_ops_s"].apply(lambda r: [round(x) for x in r]).to_dict() == {
         "independent write": [1632, 1664, 1696], "replicated write": [656, 664, 676],
         "replicated write (A/A)": [652, 668, 680]}
     assert set(summed["status"]) == {"ok"} and summed["run_id"].iloc[0] == "independent write-1-dc1+independent write-1-dc2"
-    claims = multidc_report.claims(outcome, figures).set_index("claim")
+    claims = outcome.study.analysis().claims(outcome, figures).set_index("claim")
     aa = claims.iloc[0]
     assert aa["verdict"] == "holds" and abs(aa["change_pct"]) < 1.0, aa["measured"]
     replicated = claims.loc["Replicating to the other DC lowers each DC's write ops/s against independent RF 1 writes, "
@@ -203,11 +204,11 @@ def test_clients_of_a_block_share_the_cores_so_their_ops_are_summed_per_block() 
 def test_the_round_trip_the_claims_use_is_the_measured_ping_and_none_without_distance() -> None:
     far = {"rtt_configured_ms": 27.0, "far": True, "distance": "27 ms round trip between the DCs",
            "ping": [{"from": "dc1", "to": "dc2", "address": "10.21.2.1", "text": PING}]}
-    assert multidc_report.rtt_ms(_outcome([], far)) == pytest.approx(27.5)
+    assert multidc_analysis.rtt_ms(_outcome([], far)) == pytest.approx(27.5)
     near = {"rtt_configured_ms": None, "far": False, "distance": "no distance between the DCs on this machine (x)",
             "ping": [{"from": "dc1", "to": "dc2", "address": "127.0.0.1", "text": PING}]}
-    assert multidc_report.rtt_ms(_outcome([], near)) is None
-    assert multidc_report.rtt_ms(_outcome([], {**far, "ping": []})) == 27.0
+    assert multidc_analysis.rtt_ms(_outcome([], near)) is None
+    assert multidc_analysis.rtt_ms(_outcome([], {**far, "ping": []})) == 27.0
 
 
 def test_traffic_is_the_mean_over_an_arms_runs_per_client_location(tmp_path) -> None:
@@ -223,7 +224,7 @@ def test_traffic_is_the_mean_over_an_arms_runs_per_client_location(tmp_path) -> 
         (folder / f"g{b}.json").write_text(json.dumps(record))
     (folder / "other.json").write_text(json.dumps({"group": "x", "clients": [{"run_id": "elsewhere"}],
                                                    "traffic": [{"where": "dc1 (dc1-c1)", "send_mb_s": 99.0}]}))
-    table = multidc_report.traffic(_outcome(runs), tmp_path)
+    table = multidc_analysis.traffic(_outcome(runs), tmp_path)
     assert table.values.tolist() == [["replicated write", "dc1 (dc1-c1)", 3.0, 1.0, 2, "rt"],
                                      ["replicated write", "dc2 (dc2-c1)", 6.0, 1.0, 2, "rt"]]
 
@@ -319,18 +320,18 @@ def test_without_root_the_pipeline_starts_the_cluster_without_distance_and_the_s
 
 
 def test_the_sections_of_built_runs_and_of_nothing_stored() -> None:
-    from cassperf.report.study_report import Section
+    from cassperf.experiments.analysis import Section
 
     runs = [_run(arm, b, dc, 40 + b, b * 10 + i, part) for arm, part in (("independent write", "independent"),
                                                                        ("replicated write", "replicated"))
             for b in (1, 2) for i, dc in enumerate(("dc1", "dc2"))]
     outcome = _outcome(runs)
-    built = multidc_report.sections(outcome, multidc_report.run_figures(outcome))
+    built = outcome.study.analysis().sections(outcome, outcome.study.analysis().figures(outcome))
     assert list(built) == ["network", "writes", "mixed", "consistency", "quorum"]
     writes = built["writes"]()
     assert isinstance(writes, Section) and [type(i).__name__ for i in writes.items] == ["Figure"] * 4
-    assert [built[k]().text for k in ("mixed", "consistency", "quorum")] == [multidc_report.NONE] * 3
+    assert [built[k]().text for k in ("mixed", "consistency", "quorum")] == [multidc_analysis.NONE] * 3
     net = built["network"]()
     assert net.text.startswith("Measured from the client locations") and len(net.items) == 2
-    nothing = multidc_report.sections(_outcome([]), multidc_report.run_figures(_outcome([])))
-    assert [nothing[k]().text for k in ("writes", "mixed", "consistency", "quorum")] == [multidc_report.NONE] * 4
+    nothing = _outcome([]).study.analysis().sections(_outcome([]), _outcome([]).study.analysis().figures(_outcome([])))
+    assert [nothing[k]().text for k in ("writes", "mixed", "consistency", "quorum")] == [multidc_analysis.NONE] * 4

@@ -27,7 +27,7 @@ NO_ROUTE = OSError(None, "Tried connecting to [('10.60.0.2', 9042)]. Last error:
 def test_connection_errors_name_the_node_and_the_one_fix():
     assert connect_error_line(POINTS, 9042, {"10.60.0.1:9042": BAD, "10.60.0.2:9042": NO_ROUTE}) == (
         "cannot connect to 10.60.0.1, 10.60.0.2 port 9042: 10.60.0.1: the node refused the username and password "
-        "(bad credentials); check CASSPERF_USERNAME / CASSPERF_PASSWORD (README: your own cluster)")
+        "(bad credentials); check CASSPERF_USERNAME / CASSPERF_PASSWORD (docs/guides/your-cluster.md)")
     assert connect_error_line(POINTS, 9042, {"10.60.0.2:9042": NO_ROUTE, "10.60.0.1:9042": UNTRUSTED}) == (
         "cannot connect to 10.60.0.1, 10.60.0.2 port 9042: 10.60.0.1: its TLS certificate is not signed by a CA this "
         "client trusts (certificate verify failed); check that CASSPERF_SSL_CA names the CA that signed the nodes' "

@@ -14,12 +14,14 @@ import pytest
 from cassperf.experiments.deployment import DeploymentStudy
 from cassperf.experiments.garbagecollect import GCStudy
 from cassperf.experiments.multidc import MultiDCStudy
+from cassperf.experiments.question import QuestionStudy
 from cassperf.experiments.replication_factor import RFStudy
 from cassperf.experiments.storage_cache import StorageStudy
 
 NOTEBOOKS = Path(__file__).resolve().parents[2] / "notebooks"
 STUDIES = {"01-replication-factor": RFStudy, "02-multi-dc": MultiDCStudy, "03-garbagecollect-impact": GCStudy,
-           "04-deployment-comparison": DeploymentStudy, "05-storage-and-cache": StorageStudy}
+           "04-deployment-comparison": DeploymentStudy, "05-storage-and-cache": StorageStudy,
+           "06-your-question": QuestionStudy}
 
 
 def _parameters(stem: str) -> dict:

@@ -1,6 +1,6 @@
 """cassandra-stress stdout parser ("cassandra-stress").
 
-Expected figures come from the fixture sidecars (../shared/fixtures/cassandra-stress/*.source.txt)
+Expected figures come from the fixture sidecars (tests/fixtures/public/cassandra-stress/*.source.txt)
 and, where a sidecar names a figure only in passing, from the tool's own Results block or
 auto-rate table in the fixture (quoted beside the assertion). Two layouts the fixtures lack are
 covered by constructed samples, marked as such: per-op interval rows of a mixed run and a
@@ -24,7 +24,7 @@ from cassperf.parsers.cassandra_stress import parse_stress_log, sniff
 from cassperf.parsers.cassandra_stress_settings import command_from_echo, rate_and_latency_type
 from cassperf.parsers.cassandra_stress_summary import number
 from cassperf.results.model import INTERVAL_COLUMNS, SUMMARY_COLUMNS
-from tests.conftest import shared_fixture, shared_fixture_text
+from tests.conftest import public_fixture, public_fixture_text
 from tests.fuzzing import FUZZ_EXAMPLES, fuzz_parser
 
 BLOG21 = "cs_2.1-era_write_n10000_blog_FRAGMENT_thelastpickle2015.txt"
@@ -40,8 +40,8 @@ ALL = [BLOG21, K8S, BIGTABLE, RU, V41, PKB, DSE_W, DSE_R]
 GIB, MIB = 1 << 30, 1 << 20
 
 
-cs_path = partial(shared_fixture, "cassandra-stress")
-cs_text = partial(shared_fixture_text, "cassandra-stress")
+cs_path = partial(public_fixture, "cassandra-stress")
+cs_text = partial(public_fixture_text, "cassandra-stress")
 
 
 @functools.lru_cache(maxsize=None)
@@ -540,7 +540,7 @@ def test_empty_and_binary_input_raise_parse_errors_naming_the_source() -> None:
 
 
 def test_other_formats_are_refused_with_the_first_line_and_what_was_expected(tmp_path: Path) -> None:
-    graph = shared_fixture("stress-graph", "cs_graph_3x_user_multiop_Summit-2016_tlp.html")
+    graph = public_fixture("stress-graph", "cs_graph_3x_user_multiop_Summit-2016_tlp.html")
     with pytest.raises(ParseError, match="interval header") as err:
         parse_stress_log(read_text(graph), str(graph))
     assert err.value.line_no == 1 and err.value.line == "<!DOCTYPE html>"
@@ -639,3 +639,18 @@ def test_fuzz_mutated_fixtures_give_a_result_or_a_parse_error() -> None:
     tried = fuzz_parser(parse_stress_log, mutated(texts), "fuzz.log", check)
     print(f"cassandra-stress fuzz inputs tried: {tried}")
     assert tried >= min(10, FUZZ_EXAMPLES)
+
+
+def test_a_row_with_a_lone_surrogate_is_a_line_the_parser_does_not_know_not_a_crash() -> None:
+    """What the fuzz test found: a mutated row holding a lone surrogate (text decoded with
+    surrogateescape) once raised UnicodeEncodeError from the bulk reader."""
+    from cassperf.parsers import parse_text
+
+    text = ("type,      total ops,    op/s,    pk/s,   row/s,    mean,     med,     .95,     .99,    .999,     max,   "
+            "time,   stderr, errors,  gc: #,  max ms,  sum ms,  sdv ms,      mb\n"
+            "\ud800otal,         10000,   16386,   16386,   16386,     0.6,     0.4,     1.3,     3.4,    23.4,    25.7,"
+            "    0.6,  0.00000,      0,      1,      17,      17,       0,     308\n"
+            "total,         20000,   16386,   16386,   16386,     0.6,     0.4,     1.3,     3.4,    23.4,    25.7,"
+            "    1.2,  0.00000,      0,      1,      17,      17,       0,     308\n")
+    result = parse_text(text, format="cassandra-stress")
+    assert len(result.runs) == 1 and len(result.runs[0].intervals) == 1

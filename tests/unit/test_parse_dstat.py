@@ -11,7 +11,7 @@ from functools import partial
 
 import pandas as pd
 import pytest
-from tests.conftest import shared_fixture, shared_fixture_files, shared_fixture_text
+from tests.conftest import public_fixture, public_fixture_files, public_fixture_text
 from tests.fuzzing import fuzz_parser, mutated
 
 from cassperf.errors import ConfigError, ParseError
@@ -29,8 +29,8 @@ CONSOLE = "dstat_-am_2_7_console_cassandra-node_FRAGMENT_mohanmca.txt"
 CSV_FIXTURES = [SGURJAR, SCIENTIFIC, APPENDED, THIRTY, PCP]
 
 
-network = partial(shared_fixture, "network")
-text_of = partial(shared_fixture_text, "network")
+network = partial(public_fixture, "network")
+text_of = partial(public_fixture_text, "network")
 
 
 def csv_of(name: str, tz: str | None = None) -> ParseResult:
@@ -295,7 +295,7 @@ def test_an_epoch_beyond_the_datetime_range_is_nat_and_a_warning() -> None:
 # ---------------------------------------------------------------- detection
 
 def test_sniffers_claim_their_own_fixtures_and_nothing_else() -> None:
-    for path in shared_fixture_files():
+    for path in public_fixture_files():
         head = read_text(path)[:65536]
         assert sniff_csv(head) == (path.name.startswith("dstat") and path.suffix == ".csv"), path
         assert sniff_console(head) == (path.name == CONSOLE), path

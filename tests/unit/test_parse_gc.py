@@ -26,7 +26,7 @@ import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
-from tests.conftest import shared_fixture, shared_fixture_files, shared_fixture_text
+from tests.conftest import public_fixture, public_fixture_files, public_fixture_text
 from tests.fuzzing import edit_lines
 from hypothesis import strategies as st
 
@@ -50,8 +50,8 @@ ROTATED_CMS = "gc_cassandra3.11.4_jdk8u252_CMS-ParNew_linux_rotated_vramius.log"
 DSE_G1 = "gc_dse6.8.1_jdk8u252_G1_PrintGCDetails_HeapAtGC_StoppedTime.log"
 
 
-gc_path = partial(shared_fixture, "gc")
-gc_text = partial(shared_fixture_text, "gc")
+gc_path = partial(public_fixture, "gc")
+gc_text = partial(public_fixture_text, "gc")
 
 
 _CACHE: dict[str, ParseResult] = {}
@@ -481,7 +481,7 @@ def test_implausible_durations_are_dropped_with_a_warning() -> None:
 # ---------------------------------------------------------------- detection
 
 def test_every_gc_fixture_is_detected_as_its_own_format_and_nothing_else_is_claimed() -> None:
-    for path in shared_fixture_files():
+    for path in public_fixture_files():
         head = read_text(path)[:65536]
         is_gc = path.parent.name == "gc"
         unified = is_gc and ("unified" in path.name)

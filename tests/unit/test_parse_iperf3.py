@@ -11,7 +11,7 @@ from functools import partial
 
 import pandas as pd
 import pytest
-from tests.conftest import shared_fixture, shared_fixture_files, shared_fixture_text
+from tests.conftest import public_fixture, public_fixture_files, public_fixture_text
 from tests.fuzzing import fuzz_parser, mutated
 
 from cassperf.errors import ParseError
@@ -23,8 +23,8 @@ COMPLETE = "iperf3.9_json_tcp_10s_omit3_gcp-to-ibm_cloudpilot.json"
 TRUNCATED = "iperf3.9_json_TRUNCATED_10KB-transfer_cloudpilot.json"
 
 
-network = partial(shared_fixture, "network")
-text_of = partial(shared_fixture_text, "network")
+network = partial(public_fixture, "network")
+text_of = partial(public_fixture_text, "network")
 
 
 def parse_fixture(name: str) -> ParseResult:
@@ -214,7 +214,7 @@ def test_members_of_the_wrong_type_or_size_become_missing_values(text: str) -> N
 # ---------------------------------------------------------------- detection
 
 def test_sniff_claims_both_iperf3_fixtures_and_nothing_else() -> None:
-    for path in shared_fixture_files():
+    for path in public_fixture_files():
         assert sniff(read_text(path)[:65536]) == path.name.startswith("iperf3"), path
 
 

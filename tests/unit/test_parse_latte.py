@@ -1,4 +1,4 @@
-"""latte text reports, both layouts: the scylladb fork's (the shared scylla-cluster-tests fixture) and
+"""latte text reports, both layouts: the scylladb fork's (the public scylla-cluster-tests fixture) and
 latte 0.29's (project-made captures of real runs, tests/fixtures/latte-0.29, made by its capture.py):
 the figures their sidecars state, bad input, and fuzzing."""
 
@@ -14,17 +14,16 @@ from hypothesis import given, settings
 from tests.fuzzing import mutate_lines
 from hypothesis import strategies as st
 
-from cassperf.config import fixtures_dir
+from tests.conftest import PUBLIC_FIXTURES
 from cassperf.errors import ParseError
 from cassperf.parsers import detect, parse
 from cassperf.parsers.base import ParseResult
 from cassperf.parsers.latte import parse as parse_latte
 from cassperf.parsers.latte import sniff
 
-OTHER = fixtures_dir() / "other-tools"
-TLP = fixtures_dir() / "tlp-stress"
+OTHER = PUBLIC_FIXTURES / "other-tools"
+TLP = PUBLIC_FIXTURES / "tlp-stress"
 LATTE = OTHER / "latte_text_report_scylla_sct.log"
-needs_fixtures = pytest.mark.skipif(not LATTE.is_file(), reason=f"shared fixture not found: {LATTE}")
 FUZZ = int(os.environ.get("CASSPERF_FUZZ_EXAMPLES", "150"))
 LATTE029 = Path(__file__).resolve().parent.parent / "fixtures" / "latte-0.29"
 _FUZZ_TRIED: dict[str, int] = {}
@@ -32,8 +31,6 @@ _FUZZ_TRIED: dict[str, int] = {}
 
 @pytest.fixture(scope="module")
 def latte_text() -> str:
-    if not LATTE.is_file():
-        pytest.skip(f"shared fixture not found: {LATTE}")
     return LATTE.read_text()
 
 
@@ -42,7 +39,6 @@ def summary_row(result: ParseResult, metric: str):  # noqa: ANN201 - a pandas ro
     return s[s["latency_metric"] == metric].iloc[0]
 
 
-@needs_fixtures
 def test_summary_matches_the_sidecar() -> None:
     result = parse(LATTE)
     assert result.format == "latte" and result.complete and not result.warnings
@@ -58,7 +54,6 @@ def test_summary_matches_the_sidecar() -> None:
     assert req["rows"] == 115272000 and req["row_rate_s"] == 160100.0
 
 
-@needs_fixtures
 def test_cycle_time_is_a_separate_response_time_row_when_rate_limited() -> None:
     result = parse(LATTE)
     cyc = summary_row(result, "cycle_time")
@@ -70,7 +65,6 @@ def test_cycle_time_is_a_separate_response_time_row_when_rate_limited() -> None:
     assert len(result.runs[0].summary) == 2
 
 
-@needs_fixtures
 def test_log_rows_are_intervals() -> None:
     result = parse(LATTE)
     iv = result.runs[0].intervals
@@ -84,7 +78,6 @@ def test_log_rows_are_intervals() -> None:
     assert iv["latency_max_ms"].max() == 84.214
 
 
-@needs_fixtures
 def test_config_cluster_and_start_time() -> None:
     result = parse(LATTE)
     m = result.runs[0].manifest
@@ -99,7 +92,6 @@ def test_config_cluster_and_start_time() -> None:
     assert result.skipped_lines == 11
 
 
-@needs_fixtures
 def test_tables_keep_error_margins_and_distribution() -> None:
     result = parse(LATTE)
     rt = result.tables["latte_response_times"].set_index("percentile")
@@ -110,12 +102,10 @@ def test_tables_keep_error_margins_and_distribution() -> None:
     assert dist.iloc[4].tolist() == [1.0, 2.2, 72976045, 63.31]
 
 
-@needs_fixtures
 def test_detected_as_latte(latte_text: str) -> None:
     assert detect(latte_text).name == "latte"
 
 
-@needs_fixtures
 @pytest.mark.parametrize("other", ["ycsb_0.1_basicdb_workloada_pkb.dat", "ycsb_0.9.0_redis_workloadb_histogram_pkb.dat"])
 def test_does_not_claim_other_tools(other: str) -> None:
     assert not sniff((OTHER / other).read_text())
@@ -131,14 +121,12 @@ def test_empty_and_binary_input_is_a_parse_error(text: str) -> None:
         parse_latte(text)
 
 
-@needs_fixtures
 def test_wrong_format_is_a_parse_error() -> None:
     with pytest.raises(ParseError) as err:
         parse_latte((TLP / "tlp-stress_4.0.0_2020-01_keyvalue.txt").read_text(), "tlp.txt")
     assert err.value.path == "tlp.txt" and "latte text report" in err.value.expected
 
 
-@needs_fixtures
 def test_truncated_before_the_summary_gives_a_partial_result(latte_text: str) -> None:
     cut = latte_text[: latte_text.index(" 360.000")]
     result = parse_latte(cut)
@@ -147,7 +135,6 @@ def test_truncated_before_the_summary_gives_a_partial_result(latte_text: str) ->
     assert len(result.runs[0].intervals) == 71 and result.runs[0].summary.empty
 
 
-@needs_fixtures
 def test_garbage_lines_in_the_middle(latte_text: str) -> None:
     lines = latte_text.splitlines()
     clean = parse_latte(latte_text)
@@ -162,14 +149,12 @@ def test_garbage_lines_in_the_middle(latte_text: str) -> None:
     assert result.runs[0].summary.equals(clean.runs[0].summary)
 
 
-@needs_fixtures
 def test_unreadable_summary_value_is_warned(latte_text: str) -> None:
     text = latte_text.replace("Elapsed time       [s]    720.011", "Elapsed time       [s]    n/a")
     result = parse_latte(text)
     assert result.warnings[0].expected.startswith("'<label> [unit] <number>")
     assert math.isnan(summary_row(result, "resp_time")["duration_s"])
 
-@needs_fixtures
 def test_the_forks_layout_is_named_in_the_manifest() -> None:
     assert parse(LATTE).runs[0].manifest["report_layout"] == "scylladb-fork"
 
@@ -446,8 +431,6 @@ def test_fuzz_mutated_report_parses_or_raises_parse_error(layout: str, pick: int
     """FUZZ mutated texts per layout (0.29: one of its three fixtures each time)."""
     paths = FUZZ_SOURCES[layout]
     path = paths[pick % len(paths)]
-    if not path.is_file():
-        pytest.skip(f"fixture not found: {path}")
     _FUZZ_TRIED[path.name] = _FUZZ_TRIED.get(path.name, 0) + 1
     text = mutate_lines(path.read_text().splitlines(), ops)
     try:

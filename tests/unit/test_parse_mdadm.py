@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from tests.conftest import shared_fixture_files
+from tests.conftest import public_fixture_files
 from tests.fuzzing import fuzz_parser, mutated
 
 from cassperf.errors import ParseError
@@ -172,10 +172,10 @@ def test_numbers_beyond_int64_are_warnings_or_skipped_never_wrapped() -> None:
 
 # ---------------------------------------------------------------- detection
 
-def test_sniff_claims_the_mdadm_samples_and_no_shared_fixture() -> None:
+def test_sniff_claims_the_mdadm_samples_and_no_public_fixture() -> None:
     for name in EXPECTED:
         assert sniff(text_of(name))
-    for path in shared_fixture_files():
+    for path in public_fixture_files():
         assert not sniff(read_text(path)[:65536]), path
 
 

@@ -1,4 +1,4 @@
-"""nodetool parsers on real captured output (shared fixtures): exact figures as printed.
+"""nodetool parsers on real captured output (tests/fixtures/public): exact figures as printed.
 
 Expected values are the figures nodetool itself printed (the fixture text, and the values its
 sidecar repeats); sizes are the printed figure converted at 1 KB = 1 KiB = 1024 B, computed
@@ -14,13 +14,12 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from cassperf.config import fixtures_dir
+from tests.conftest import PUBLIC_FIXTURES
 from cassperf.errors import ParseError
 from cassperf.parsers import detect, format_by_name, formats, parse, read_text
 from cassperf.parsers.nodetool import FORMATS, compactionhistory
 
-NODETOOL = fixtures_dir() / "nodetool"
-needs_fixtures = pytest.mark.skipif(not NODETOOL.is_dir(), reason=f"shared fixtures not found at {NODETOOL}")
+NODETOOL = PUBLIC_FIXTURES / "nodetool"
 
 KiB, MiB, GiB = 1024, 1024**2, 1024**3
 
@@ -83,13 +82,11 @@ def test_registry_lists_every_nodetool_format_once() -> None:
     assert [f.name for f in FORMATS] == expected
 
 
-@needs_fixtures
 def test_every_nodetool_fixture_is_listed_here() -> None:
     on_disk = {p.name for p in NODETOOL.iterdir() if not p.name.endswith(".source.txt")}
     assert on_disk == set(FIXTURE_FORMATS)
 
 
-@needs_fixtures
 @pytest.mark.parametrize("name", sorted(FIXTURE_FORMATS))
 def test_fixture_is_sniffed_by_exactly_its_own_nodetool_format(name: str) -> None:
     text = fixture(name).read_text()
@@ -98,9 +95,8 @@ def test_fixture_is_sniffed_by_exactly_its_own_nodetool_format(name: str) -> Non
     assert detect(text, name).name == FIXTURE_FORMATS[name]
 
 
-@needs_fixtures
 def test_no_nodetool_format_claims_another_tools_fixture() -> None:
-    foreign = [p for p in sorted(fixtures_dir().rglob("*"))
+    foreign = [p for p in sorted(PUBLIC_FIXTURES.rglob("*"))
                if p.is_file() and p.parent != NODETOOL and not p.name.endswith((".source.txt", ".md"))]
     assert foreign, "no other fixtures to check against"
     for path in foreign:
@@ -111,7 +107,6 @@ def test_no_nodetool_format_claims_another_tools_fixture() -> None:
         assert [f.name for f in FORMATS if f.sniff(text[:65536])] == [], path
 
 
-@needs_fixtures
 @pytest.mark.parametrize("name", sorted(FIXTURE_FORMATS))
 def test_other_nodetool_parsers_reject_the_fixture(name: str) -> None:
     text = fixture(name).read_text()
@@ -121,7 +116,6 @@ def test_other_nodetool_parsers_reject_the_fixture(name: str) -> None:
                 fmt.parse(text, name)
 
 
-@needs_fixtures
 @pytest.mark.parametrize("name", sorted(FIXTURE_FORMATS))
 def test_fixture_parses_without_skipping_a_line(name: str) -> None:
     result = parse(fixture(name))
@@ -156,7 +150,6 @@ STATUS_CASES = [
 ]
 
 
-@needs_fixtures
 @pytest.mark.parametrize("name,address,state,mode,load,unit,tokens,owns,host_id,dc", STATUS_CASES)
 def test_status_node_rows(name: str, address: str, state: str, mode: str, load: str, unit: int, tokens: int,
                           owns: float, host_id: str, dc: str) -> None:
@@ -169,7 +162,6 @@ def test_status_node_rows(name: str, address: str, state: str, mode: str, load: 
     assert (math.isnan(owns) and math.isnan(node["owns_pct"])) or node["owns_pct"] == owns
 
 
-@needs_fixtures
 @pytest.mark.parametrize("name,count", [
     ("nodetool_status_DN-node_cassandra2.1.8_ccm_FRAGMENT_thelastpickle2015.txt", 3),
     ("nodetool_status_cassandra2.1.17_sperf.txt", 3),
@@ -187,7 +179,6 @@ def test_status_node_count_and_dtypes(name: str, count: int) -> None:
     assert str(nodes["tokens"].dtype) == "Int64"
 
 
-@needs_fixtures
 def test_status_one_token_layout_keeps_the_token_and_dse67_ownership_is_not_effective() -> None:
     dse68 = parse(fixture("nodetool_status_dse6.8.1_sperf.txt")).tables["nodes"].iloc[0]
     assert dse68["token"] == "-5374840111441183029"
@@ -201,7 +192,6 @@ def test_status_one_token_layout_keeps_the_token_and_dse67_ownership_is_not_effe
 # ---------------------------------------------------------------- info
 
 
-@needs_fixtures
 def test_info_cassandra_2_1() -> None:
     result = parse(fixture("nodetool_info_cassandra2.1.17_sperf.txt"))
     assert result.complete and not result.warnings
@@ -227,7 +217,6 @@ def test_info_cassandra_2_1() -> None:
     assert len(result.tables["info_raw"]) == 16
 
 
-@needs_fixtures
 def test_info_cassandra_3_11_vnodes_and_chunk_cache() -> None:
     result = parse(fixture("nodetool_info_cassandra3.11-docker_DS201_FRAGMENT_quark-bits.txt"))
     assert result.complete and not result.warnings
@@ -249,7 +238,6 @@ def test_info_cassandra_3_11_vnodes_and_chunk_cache() -> None:
 # ---------------------------------------------------------------- tablestats / cfstats
 
 
-@needs_fixtures
 def test_tablestats_3_11_fragment_matches_sidecar_and_is_marked_truncated() -> None:
     result = parse(fixture("nodetool_tablestats_killr_video_cassandra3.11_FRAGMENT_mohanmca.txt"))
     ks = result.tables["keyspaces"].iloc[0]
@@ -272,7 +260,6 @@ def test_tablestats_3_11_fragment_matches_sidecar_and_is_marked_truncated() -> N
     assert len(result.warnings) == 1 and "truncated" in result.warnings[0].expected
 
 
-@needs_fixtures
 def test_cfstats_2_1() -> None:
     result = parse(fixture("nodetool_cfstats_cassandra2.1.17_sperf.txt"))
     assert result.complete and not result.warnings
@@ -292,7 +279,6 @@ def test_cfstats_2_1() -> None:
     assert math.isnan(result.tables["summary"].iloc[0]["total_tables"])
 
 
-@needs_fixtures
 def test_cfstats_dse_6_7_with_an_index_table() -> None:
     result = parse(fixture("nodetool_cfstats_dse6.7.7_sperf.txt"))
     assert result.complete and not result.warnings
@@ -316,7 +302,6 @@ def test_cfstats_dse_6_7_with_an_index_table() -> None:
     assert (ks["read_count"], ks["write_latency_ms"]) == (4953524, 1.1243377822792242)
 
 
-@needs_fixtures
 def test_cfstats_dse_6_8() -> None:
     result = parse(fixture("nodetool_cfstats_dse6.8.1_sperf.txt"))
     assert result.complete and not result.warnings
@@ -337,7 +322,6 @@ def test_cfstats_dse_6_8() -> None:
 # ---------------------------------------------------------------- compactionstats, compactionhistory
 
 
-@needs_fixtures
 @pytest.mark.parametrize("name", ["nodetool_compactionstats_cassandra2.1.17_sperf.txt",
                                   "nodetool_compactionstats_dse6.7.7_sperf.txt"])
 def test_compactionstats_idle(name: str) -> None:
@@ -348,7 +332,6 @@ def test_compactionstats_idle(name: str) -> None:
     assert math.isnan(result.tables["summary"]["remaining_time_s"].iloc[0])
 
 
-@needs_fixtures
 def test_compactionhistory_3_11() -> None:
     result = parse(fixture("nodetool_compactionhistory_cassandra3.11_FRAGMENT_mohanmca.txt"))
     history = result.tables["history"]
@@ -366,7 +349,6 @@ def test_compactionhistory_3_11() -> None:
     assert result.complete and len(result.warnings) == 1 and "local zone" in result.warnings[0].expected
 
 
-@needs_fixtures
 def test_compactionhistory_in_the_nodes_zone() -> None:
     text = fixture("nodetool_compactionhistory_cassandra3.11_FRAGMENT_mohanmca.txt").read_text()
     result = compactionhistory.parse(text, "x", node_tz="Europe/Paris")
@@ -377,7 +359,6 @@ def test_compactionhistory_in_the_nodes_zone() -> None:
 # ---------------------------------------------------------------- tpstats
 
 
-@needs_fixtures
 @pytest.mark.parametrize("name,pools,dropped", [
     ("nodetool_tpstats_cassandra2.1.17_sperf.txt", 21, 9),
     ("nodetool_tpstats_cassandra3.11_FRAGMENT_mohanmca.txt", 22, 11),
@@ -392,7 +373,6 @@ def test_tpstats_counts(name: str, pools: int, dropped: int) -> None:
     assert (result.tables["dropped"]["dropped"] == 0).all()
 
 
-@needs_fixtures
 def test_tpstats_apache() -> None:
     pools = parse(fixture("nodetool_tpstats_cassandra2.1.17_sperf.txt")).tables["pools"]
     gossip = row(pools, pool="GossipStage")
@@ -403,7 +383,6 @@ def test_tpstats_apache() -> None:
     assert pools["backpressure"].isna().all()
 
 
-@needs_fixtures
 def test_tpstats_dse_6_7_backpressure_and_queue_latencies() -> None:
     result = parse(fixture("nodetool_tpstats_dse6.7.7_sperf.txt"))
     pools, dropped = result.tables["pools"], result.tables["dropped"]
@@ -420,7 +399,6 @@ def test_tpstats_dse_6_7_backpressure_and_queue_latencies() -> None:
     assert math.isnan(row(dropped, message_type="SNAPSHOT")["wait_p50_us"])
 
 
-@needs_fixtures
 def test_tpstats_dse_6_8_shared_stolen_and_meters() -> None:
     result = parse(fixture("nodetool_tpstats_dse6.8.1_sperf.txt"))
     switch = row(result.tables["pools"], pool="TPC/all/WRITE_SWITCH_FOR_RESPONSE")
@@ -437,7 +415,6 @@ def test_tpstats_dse_6_8_shared_stolen_and_meters() -> None:
 # ---------------------------------------------------------------- gcstats
 
 
-@needs_fixtures
 def test_gcstats_three_snapshots_match_sidecar() -> None:
     result = parse(fixture("nodetool_gcstats_x3_cassandra3.11_FRAGMENT_mohanmca.txt"))
     assert result.complete and not result.warnings and result.skipped_lines == 0
@@ -453,7 +430,6 @@ def test_gcstats_three_snapshots_match_sidecar() -> None:
 # ---------------------------------------------------------------- histograms
 
 
-@needs_fixtures
 def test_proxyhistograms_2_1() -> None:
     result = parse(fixture("nodetool_proxyhistograms_cassandra2.1.17_sperf.txt"))
     assert result.complete and not result.warnings
@@ -465,7 +441,6 @@ def test_proxyhistograms_2_1() -> None:
     assert (p["write_latency_us"] == 0.0).all()
 
 
-@needs_fixtures
 def test_proxyhistograms_dse_6_7_run_together_header() -> None:
     p = parse(fixture("nodetool_proxyhistograms_dse6.7.7_sperf.txt")).tables["percentiles"].set_index("stat")
     assert list(p.columns) == ["percentile", "read_latency_us", "write_latency_us", "range_latency_us",
@@ -476,7 +451,6 @@ def test_proxyhistograms_dse_6_7_run_together_header() -> None:
     assert (p["cas_write_latency_us"] == 0.0).all()
 
 
-@needs_fixtures
 def test_tablehistograms_3_11_fragment_lacks_max_row() -> None:
     result = parse(fixture("nodetool_tablehistograms_killr_video_cassandra3.11_FRAGMENT_mohanmca.txt"))
     p = result.tables["percentiles"]
@@ -490,7 +464,6 @@ def test_tablehistograms_3_11_fragment_lacks_max_row() -> None:
     assert len(result.warnings) == 1 and "'Max'" in result.warnings[0].expected
 
 
-@needs_fixtures
 def test_cfhistograms_dse_6_8_all_tables() -> None:
     result = parse(fixture("nodetool_cfhistograms_dse6.8.1_sperf.txt"))
     assert result.complete and not result.warnings

@@ -1,6 +1,6 @@
 """nodetool parsers on Apache 4.x/5.0 layouts.
 
-No real 5.0 capture is in the shared fixtures yet. Until one lands in tests/fixtures/nodetool-5.0/
+No real 5.0 capture is among the public fixtures (tests/fixtures/public). Until one lands in tests/fixtures/nodetool-5.0/
 (checked below as soon as it exists), the samples here are CONSTRUCTED, not captured: written
 line by line after the format strings of Cassandra's 4.1/5.0 printers (TableStatsPrinter,
 TpStatsPrinter, CompactionStats, Info, Status, TableHistograms) with invented values. They

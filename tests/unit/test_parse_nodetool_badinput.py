@@ -16,13 +16,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from cassperf.config import fixtures_dir, project_root
+from cassperf.config import project_root
+from tests.conftest import PUBLIC_FIXTURES
 from cassperf.errors import ParseError
 from cassperf.parsers import ParseResult, format_by_name, read_text
 from cassperf.parsers.nodetool import FORMATS
 
-NODETOOL = fixtures_dir() / "nodetool"
-needs_fixtures = pytest.mark.skipif(not NODETOOL.is_dir(), reason=f"shared fixtures not found at {NODETOOL}")
+NODETOOL = PUBLIC_FIXTURES / "nodetool"
 
 #: one representative fixture per format (small ones: the cases below edit them)
 REPRESENTATIVE: dict[str, str] = {
@@ -72,7 +72,6 @@ def test_binary_file_is_refused_before_any_parser(tmp_path: Path) -> None:
         read_text(blob)
 
 
-@needs_fixtures
 @pytest.mark.parametrize("fmt", NAMES)
 def test_wrong_command_output_is_a_parse_error_naming_the_first_line(fmt: str) -> None:
     other = "nodetool-gcstats" if fmt != "nodetool-gcstats" else "nodetool-status"
@@ -95,7 +94,6 @@ def test_prose_is_a_parse_error(fmt: str) -> None:
 # ---------------------------------------------------------------- truncation
 
 #: format -> where the fixture is cut (the input ends just after this text, inside a line)
-@needs_fixtures
 @pytest.mark.parametrize("fmt,cut_after", [
     ("nodetool-status", "UN  10.101.34.191  107.43"),
     ("nodetool-info", "Counter Cache          : entries 0, size 0"),
@@ -126,7 +124,6 @@ def test_truncated_input_is_marked_incomplete_and_keeps_what_was_whole(fmt: str,
             assert before.equals(whole.tables[name].iloc[: len(before)].reset_index(drop=True)), name
 
 
-@needs_fixtures
 def test_compactionstats_cut_before_remaining_time_is_incomplete() -> None:
     text = ("pending tasks: 1\n"
             "id                                   compaction type keyspace table completed total     unit  progress\n"
@@ -152,7 +149,6 @@ def test_compactionhistory_without_history_is_empty_and_complete() -> None:
 GARBAGE = "#### kernel: [12345.678] oom-killer ### 42 17 %%"
 
 
-@needs_fixtures
 @pytest.mark.parametrize("fmt", NAMES)
 def test_garbage_line_in_the_middle_is_skipped_counted_and_warned(fmt: str) -> None:
     full = text_of(fmt)
@@ -174,7 +170,6 @@ def test_garbage_line_in_the_middle_is_skipped_counted_and_warned(fmt: str) -> N
     assert frames_equal(result, clean)          # no number changed
 
 
-@needs_fixtures
 def test_a_value_that_is_not_a_number_is_warned_and_left_missing() -> None:
     text = text_of("nodetool-tablestats").replace("\t\tSpace used (live): 22496\n", "\t\tSpace used (live): lots\n")
     result = format_by_name("nodetool-tablestats").parse(text, "f.txt")
@@ -184,7 +179,6 @@ def test_a_value_that_is_not_a_number_is_warned_and_left_missing() -> None:
     assert any(w.line == "\t\tSpace used (live): lots" for w in result.warnings)
 
 
-@needs_fixtures
 def test_status_row_that_does_not_fit_the_header_is_warned() -> None:
     text = text_of("nodetool-status").replace("UN  10.101.34.223  92.05 KB   1",
                                               "UN  10.101.34.223  92.05 KB   one")
@@ -202,7 +196,7 @@ TRIED: dict[str, int] = {}
 FUZZ_LINES = 150        # fuzz the head of long fixtures: same shapes, seconds not minutes
 
 _FUZZ_FILES: dict[str, list[str]] = {}
-#: the shared fixtures, and the project's own Apache 5.0 captures where present
+#: the public fixtures, and the project's own Apache 5.0 captures
 _CAPTURED_50 = project_root() / "tests" / "fixtures" / "nodetool-5.0"
 for _dir in (NODETOOL, _CAPTURED_50):
     for _path in sorted(_dir.iterdir()) if _dir.is_dir() else []:
@@ -249,7 +243,6 @@ def mutate(text: str, mutations: list[tuple]) -> str:  # type: ignore[type-arg]
     return "\n".join(lines)
 
 
-@needs_fixtures
 @pytest.mark.parametrize("fmt", NAMES)
 def test_fuzzed_fixture_text_gives_a_result_or_a_parse_error(fmt: str) -> None:
     parser = format_by_name(fmt)
@@ -293,7 +286,6 @@ def test_a_label_that_only_looks_like_a_known_field_never_fills_its_numeric_colu
     assert row["field_memtable_switch_count"] == ":0"
 
 
-@needs_fixtures
 def test_an_unknown_info_field_whose_name_slugs_to_a_typed_column_keeps_its_own_name() -> None:
     """The fuzz test's draw: 'Thrift active%' slugs to thrift_active (boolean); its text went there."""
     text = text_of("nodetool-info").replace("Thrift active ", "Thrift active%", 1)

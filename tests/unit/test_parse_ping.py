@@ -10,7 +10,7 @@ from functools import partial
 
 import pandas as pd
 import pytest
-from tests.conftest import shared_fixture, shared_fixture_files
+from tests.conftest import public_fixture, public_fixture_files
 from tests.fuzzing import fuzz_parser, mutated
 
 from cassperf.errors import ParseError
@@ -21,7 +21,7 @@ from cassperf.parsers.ping import ERROR_COLUMNS, REPLY_COLUMNS, SUMMARY_COLUMNS,
 PKB = "ping_linux_iputils_pkb.out"
 
 
-network = partial(shared_fixture, "network")
+network = partial(public_fixture, "network")
 
 
 def parse_fixture(name: str) -> ParseResult:
@@ -248,7 +248,7 @@ def test_an_overlong_ttl_is_not_cut_to_a_plausible_number() -> None:
 # ---------------------------------------------------------------- detection
 
 def test_sniff_claims_every_ping_fixture_and_nothing_else() -> None:
-    for path in shared_fixture_files():
+    for path in public_fixture_files():
         head = read_text(path)[:65536]
         assert sniff(head) == path.name.startswith("ping_"), path
 

@@ -1,6 +1,6 @@
 """cassandra-stress -graph HTML parser ("cassandra-stress-graph").
 
-Expected figures come from the fixture sidecar (../shared/fixtures/stress-graph/*.source.txt): 10 runs,
+Expected figures come from the fixture sidecar (tests/fixtures/public/stress-graph/*.source.txt): 10 runs,
 revisions 'unknown' x5 and '2' x5, interval counts 232,224,208,192,156,232,224,204,188,160, op rates
 4,564 / 5,675 / 6,269 / 6,051 / 4,869 / 4,418 / 5,652 / 5,950 / 5,892 / 5,141 and the first run's
 summary. Per-op interval rows have a null type; their op names are inferred (see stress_graph's
@@ -19,13 +19,13 @@ import numpy as np
 import pytest
 from hypothesis import strategies as st
 
-from cassperf.config import fixtures_dir
+from tests.conftest import PUBLIC_FIXTURES
 from cassperf.errors import ParseError
 from cassperf.parsers import detect, read_text
 from cassperf.parsers.base import ParseResult
 from cassperf.parsers.stress_graph import infer_ops, parse_stress_graph, sniff
 from cassperf.results.model import INTERVAL_COLUMNS, SUMMARY_COLUMNS
-from tests.conftest import shared_fixture
+from tests.conftest import public_fixture
 from tests.fuzzing import FUZZ_EXAMPLES, fuzz_parser
 
 GRAPH = "cs_graph_3x_user_multiop_Summit-2016_tlp.html"
@@ -35,7 +35,7 @@ N_INTERVALS = [232, 224, 208, 192, 156, 232, 224, 204, 188, 160]
 
 
 def graph_text() -> str:
-    return read_text(shared_fixture("stress-graph", GRAPH))
+    return read_text(public_fixture("stress-graph", GRAPH))
 
 
 @functools.lru_cache(maxsize=None)
@@ -207,7 +207,7 @@ def test_bad_input_raises_parse_errors() -> None:
         parse_stress_graph("<html>\x00\x00", "b.html")
     with pytest.raises(ParseError, match="stats start"):
         parse_stress_graph("<!DOCTYPE html>\n<p>not a graph</p>\n", "p.html")
-    cs = fixtures_dir() / "cassandra-stress" / "cs_4.1.11_write_n25000_threads3_full_crystalloide.txt"
+    cs = PUBLIC_FIXTURES / "cassandra-stress" / "cs_4.1.11_write_n25000_threads3_full_crystalloide.txt"
     if cs.is_file():
         with pytest.raises(ParseError, match="stats start"):
             parse_stress_graph(read_text(cs), str(cs))

@@ -10,16 +10,15 @@ from hypothesis import given, settings
 from tests.fuzzing import mutate_lines
 from hypothesis import strategies as st
 
-from cassperf.config import fixtures_dir
+from tests.conftest import PUBLIC_FIXTURES
 from cassperf.errors import ParseError
 from cassperf.parsers import detect, parse
 from cassperf.parsers.base import ParseResult
 from cassperf.parsers.tlp_stress import parse as parse_tlp
 from cassperf.parsers.tlp_stress import sniff
 
-TLP = fixtures_dir() / "tlp-stress"
-OTHER = fixtures_dir() / "other-tools"
-needs_fixtures = pytest.mark.skipif(not TLP.is_dir(), reason=f"shared fixtures not found at {TLP}")
+TLP = PUBLIC_FIXTURES / "tlp-stress"
+OTHER = PUBLIC_FIXTURES / "other-tools"
 FUZZ = int(os.environ.get("CASSPERF_FUZZ_EXAMPLES", "150"))
 
 # file: tool, EWMA window (s), final (count, p99 ms, rate) for write and read from the sidecars,
@@ -46,7 +45,6 @@ def table_rows(text: str) -> int:
     return sum(1 for ln in text.splitlines() if "|" in ln and ln.strip()[:1].isdigit())
 
 
-@needs_fixtures
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_final_figures_match_the_sidecar(name: str) -> None:
     tool, window, write, read, has_deletes, n_rows, during_run = CASES[name]
@@ -82,7 +80,6 @@ def test_final_figures_match_the_sidecar(name: str) -> None:
         assert not result.warnings
 
 
-@needs_fixtures
 def test_easy_cass_stress_progress_rows_and_parameters() -> None:
     result = parse(TLP / "easy-cass-stress_2025-05_keyvalue.txt")
     run = result.runs[0]
@@ -100,7 +97,6 @@ def test_easy_cass_stress_progress_rows_and_parameters() -> None:
     assert result.skipped_lines == 34 - 1 - 1 - 1 - 2 - 6 - 1 - 1
 
 
-@needs_fixtures
 def test_header_reprinted_every_ten_rows_is_not_data() -> None:
     run = parse(TLP / "tlp-stress_4.0.0_keyvalue_field-book_1M-ops.txt").runs[0]
     reads = run.intervals[run.intervals["op"] == "read"]["count"].tolist()
@@ -108,13 +104,11 @@ def test_header_reprinted_every_ten_rows_is_not_data() -> None:
     assert reads == sorted(reads)
 
 
-@needs_fixtures
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_detected_as_tlp_stress(name: str) -> None:
     assert detect((TLP / name).read_text()).name == "tlp-stress"
 
 
-@needs_fixtures
 @pytest.mark.parametrize("other", ["latte_text_report_scylla_sct.log", "ycsb_0.1_basicdb_workloada_pkb.dat",
                                    "ycsb_0.9.0_redis_workloadb_histogram_pkb.dat"])
 def test_does_not_claim_other_tools(other: str) -> None:
@@ -129,7 +123,6 @@ def test_empty_and_binary_input_is_a_parse_error(text: str) -> None:
         parse_tlp(text)
 
 
-@needs_fixtures
 def test_wrong_format_is_a_parse_error() -> None:
     with pytest.raises(ParseError) as err:
         parse_tlp((OTHER / "latte_text_report_scylla_sct.log").read_text(), "latte.log")
@@ -137,7 +130,6 @@ def test_wrong_format_is_a_parse_error() -> None:
     assert "Latency (p99)" in err.value.expected
 
 
-@needs_fixtures
 def test_truncated_mid_row_gives_a_partial_result() -> None:
     text = (TLP / "easy-cass-stress_2025-05_keyvalue_field-book.txt").read_text()
     cut = text[: text.index(" 262644") + 40]      # ends inside a row, no 'Stress complete'
@@ -150,7 +142,6 @@ def test_truncated_mid_row_gives_a_partial_result() -> None:
     assert s.loc["write", "count"] == 255229 and s.loc["read", "latency_p99_ms"] == 0.38
 
 
-@needs_fixtures
 def test_garbage_lines_in_the_middle_are_skipped_and_a_broken_row_is_warned() -> None:
     lines = (TLP / "tlp-stress_4.0.0_keyvalue_field-book_1M-ops.txt").read_text().splitlines()
     clean = parse_tlp("\n".join(lines) + "\n")
@@ -180,7 +171,6 @@ def test_row_before_any_header_is_warned() -> None:
     assert result.warnings[0].line_no == 1 and "column header line" in result.warnings[0].expected
 
 
-@needs_fixtures
 def test_a_new_group_line_without_its_column_line_does_not_reuse_old_columns() -> None:
     lines = (TLP / "tlp-stress_4.0.0_keyvalue_field-book_1M-ops.txt").read_text().splitlines()
     at = next(i for i, ln in enumerate(lines) if ln.startswith(" 474395"))
@@ -210,7 +200,6 @@ def test_ansi_colours_and_decimal_commas_are_read() -> None:
 FUZZ_NAMES = sorted(CASES)
 
 
-@needs_fixtures
 @settings(max_examples=FUZZ, deadline=None)
 @given(which=st.integers(0, len(FUZZ_NAMES) - 1),
        ops=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 10_000), st.text(min_size=1, max_size=40)),

@@ -9,18 +9,17 @@ from hypothesis import given, settings
 from tests.fuzzing import mutate_lines
 from hypothesis import strategies as st
 
-from cassperf.config import fixtures_dir
+from tests.conftest import PUBLIC_FIXTURES
 from cassperf.errors import ParseError
 from cassperf.parsers import detect, parse
 from cassperf.parsers.base import ParseResult
 from cassperf.parsers.ycsb import parse as parse_ycsb
 from cassperf.parsers.ycsb import sniff
 
-OTHER = fixtures_dir() / "other-tools"
-TLP = fixtures_dir() / "tlp-stress"
+OTHER = PUBLIC_FIXTURES / "other-tools"
+TLP = PUBLIC_FIXTURES / "tlp-stress"
 Y01 = OTHER / "ycsb_0.1_basicdb_workloada_pkb.dat"
 Y09 = OTHER / "ycsb_0.9.0_redis_workloadb_histogram_pkb.dat"
-needs_fixtures = pytest.mark.skipif(not Y01.is_file(), reason=f"shared fixtures not found at {OTHER}")
 FUZZ = int(os.environ.get("CASSPERF_FUZZ_EXAMPLES", "150"))
 
 # Real status lines (YCSB -s), quoted in public docs and code comments (see ycsb.py).
@@ -34,7 +33,6 @@ STATUS_COMMA = ("2020-05-31 12:37:56:062 40 sec: 8898270 operations; 181027 curr
                 "[UPDATE: Count=452135, Max=404479, Min=5, Avg=87,65, 90=74, 99=1152, 99.9=1233, 99.99=2257]")
 
 
-@needs_fixtures
 def test_ycsb_01_results_match_the_sidecar() -> None:
     result = parse(Y01)
     assert result.format == "ycsb" and result.complete
@@ -58,7 +56,6 @@ def test_ycsb_01_results_match_the_sidecar() -> None:
     assert list(s.index) == ["total", "update", "read", "cleanup"]
 
 
-@needs_fixtures
 def test_ycsb_01_histogram_buckets() -> None:
     result = parse(Y01)
     h = result.tables["ycsb_histogram"]
@@ -71,7 +68,6 @@ def test_ycsb_01_histogram_buckets() -> None:
     assert result.skipped_lines == 0
 
 
-@needs_fixtures
 def test_ycsb_09_run_without_results_is_partial() -> None:
     result = parse(Y09)
     assert result.format == "ycsb" and result.complete is False
@@ -88,12 +84,10 @@ def test_ycsb_09_run_without_results_is_partial() -> None:
 
 
 @pytest.mark.parametrize("name", ["ycsb_0.1_basicdb_workloada_pkb.dat", "ycsb_0.9.0_redis_workloadb_histogram_pkb.dat"])
-@needs_fixtures
 def test_detected_as_ycsb(name: str) -> None:
     assert detect((OTHER / name).read_text()).name == "ycsb"
 
 
-@needs_fixtures
 def test_does_not_claim_other_tools() -> None:
     assert not sniff((OTHER / "latte_text_report_scylla_sct.log").read_text())
     for f in TLP.glob("*.txt"):
@@ -154,21 +148,18 @@ def test_empty_and_binary_input_is_a_parse_error(text: str) -> None:
         parse_ycsb(text)
 
 
-@needs_fixtures
 def test_wrong_format_is_a_parse_error() -> None:
     with pytest.raises(ParseError) as err:
         parse_ycsb((TLP / "easy-cass-stress_2025-05_keyvalue.txt").read_text(), "ecs.txt")
     assert err.value.path == "ecs.txt" and err.value.line_no == 1 and "YCSB" in err.value.expected
 
 
-@needs_fixtures
 def test_truncated_output_is_partial() -> None:
     lines = Y01.read_text().splitlines()
     result = parse_ycsb("\n".join(lines[:2]) + "\n")          # cut before the results
     assert result.complete is False and result.runs[0].summary.empty
 
 
-@needs_fixtures
 def test_garbage_lines_in_the_middle() -> None:
     lines = Y01.read_text().splitlines()
     clean = parse_ycsb(Y01.read_text())
@@ -195,7 +186,6 @@ def _fuzz_bases() -> list[list[str]]:
 BASES = _fuzz_bases()
 
 
-@needs_fixtures
 @settings(max_examples=FUZZ, deadline=None)
 @given(which=st.integers(0, 2),
        ops=st.lists(st.tuples(st.integers(0, 5), st.integers(0, 10_000), st.text(min_size=1, max_size=40)),

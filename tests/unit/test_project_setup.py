@@ -42,10 +42,23 @@ def test_environment_yml_has_the_same_pins_as_pyproject():
 
 def test_make_alone_prints_every_target_with_its_comment():
     out = subprocess.run(["make", "-s"], cwd=ROOT, capture_output=True, text=True, timeout=60).stdout
-    targets = re.findall(r"^([a-zA-Z_-]+):.*## ", (ROOT / "Makefile").read_text(), re.M)
-    assert {"report", "test", "test-unit", "setup", "jars"} <= set(targets)
+    targets = re.findall(r"^([a-zA-Z0-9_-]+):.*## ", (ROOT / "Makefile").read_text(), re.M)
+    assert {"report", "test", "test-unit", "setup", "jars", "iperf3", "container"} <= set(targets)
     for target in targets:
         assert f"make {target} " in out
+
+
+def _prerequisites(target: str) -> set[str]:
+    line = re.search(rf"^{target}:([^#\n]*)##", (ROOT / "Makefile").read_text(), re.M)
+    assert line, f"no documented target {target} in the Makefile"
+    return set(line.group(1).split())
+
+
+def test_make_report_installs_what_the_default_studies_use_as_make_test_does():
+    # 04's container deployment (podman, runc, debootstrap), 02's network baseline (iperf3, ping)
+    report = _prerequisites("report")
+    assert {"jars", "container", "iperf3", "ping"} <= report
+    assert report <= _prerequisites("test")
 
 
 def test_readme_opens_with_the_two_commands_and_ci_runs_the_test_one():

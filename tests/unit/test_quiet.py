@@ -92,4 +92,4 @@ def test_the_report_sentence():
 def test_quiet_max_s_is_checked(bad):
     with pytest.raises(ConfigError) as err:
         StudyParameters(quiet_max_s=bad)
-    assert str(err.value) == f"quiet_max_s={bad!r}: expected seconds from 0 (no wait) to 600"
+    assert str(err.value) == f"quiet_max_s={bad!r}: expected seconds from 0 to 600 (0: no wait)"

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from cassperf.config import fixtures_dir
 from cassperf.results.raw_secrets import line_secret_spans, redacted_bytes, scan_file, secret_warning
 
 HERE_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -47,8 +46,7 @@ def test_which_values_are_secrets(line: str, secrets: list[str]) -> None:
 
 def test_no_log_among_the_fixtures_is_taken_for_holding_a_secret() -> None:
     # every cassandra-stress, nodetool, GC, latte, graph HTML file here: a warning on each would be noise
-    folders = [f for f in (HERE_FIXTURES, fixtures_dir()) if f.is_dir()]
-    files = [p for f in folders for p in sorted(f.rglob("*")) if p.is_file()]
+    files = [p for p in sorted(HERE_FIXTURES.rglob("*")) if p.is_file()]      # tests/fixtures/public included
     assert len(files) >= 50
     assert {str(p): scan_file(p) for p in files if scan_file(p)} == {}
 

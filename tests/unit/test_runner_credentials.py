@@ -26,7 +26,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.conftest import shared_fixture
+from tests.conftest import public_fixture
 from cassperf.cluster import RemoteCluster
 from cassperf.errors import ConfigError, ToolError
 from cassperf.parsers import parse, parse_text
@@ -366,7 +366,7 @@ def test_a_number_like_password_is_redacted_where_keyed_and_the_figures_parse_un
 
 
 def _lines() -> list[str]:
-    return [*shared_fixture(CS_FIXTURE).read_text().splitlines(), *LATTE_FIXTURE.read_text().splitlines()]
+    return [*public_fixture(CS_FIXTURE).read_text().splitlines(), *LATTE_FIXTURE.read_text().splitlines()]
 
 
 _NUMBER = re.compile(r"[0-9][0-9.,]*")

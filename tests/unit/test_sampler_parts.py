@@ -79,6 +79,7 @@ def test_tablestats_of_an_lcs_table_gives_live_sstables_and_levels():
     source.close()
     assert problems == []
     assert by_metric(readings) == {"live_sstables:ks50.standard1": 1.0,
+                                   "local_writes:ks50.standard1": 20000.0, "local_reads:ks50.standard1": 4000.0,
                                    **{f"sstables_level_{n}:ks50.standard1": float(n == 1) for n in range(9)}}
     assert {r.node for r in readings} == {"node1"} and {r.time for r in readings} == {WHEN}
 
@@ -111,6 +112,20 @@ def test_tpstats_gives_the_four_pool_fields_per_pool():
         "pool_MutationStage_completed": 3213.0, "pool_ReadStage_completed": 893.0,
         "pool_CompactionExecutor_completed": 67.0, "pool_MutationStage_pending": 0.0,
         "pool_MutationStage_blocked": 0.0, "pool_MutationStage_active": 0.0}
+
+
+def test_tpstats_dropped_section_is_summed_over_message_types():
+    text = capture("tpstats")
+    text = text.replace("\nREAD_RSP                          0 ", "\nREAD_RSP                          12")
+    text = text.replace("\nRANGE_REQ                         0 ", "\nRANGE_REQ                         3 ")
+    source = NodetoolSource(None)                # dropped only: no pools
+    readings, _ = source.parse_tpstats("node1", WHEN, text)
+    untouched, _ = source.parse_tpstats("node1", WHEN, capture("tpstats"))
+    source.close()
+    assert by_metric(readings) == {"dropped_messages": 15.0}
+    assert by_metric(untouched) == {"dropped_messages": 0.0}
+    assert source.commands()["tpstats"] == ["tpstats"]
+    assert "tpstats" not in NodetoolSource(None, dropped=False).commands()
 
 
 def test_gcstats_without_sjk_adds_up_each_calls_collections():
@@ -168,7 +183,8 @@ def test_host_cpu_is_measured_between_samples_by_the_source_itself():
     assert 100 / psutil.cpu_count() * 0.5 <= readings["host_cpu_pct"] <= 100
     assert 0 <= readings["host_cpu_iowait_pct"] <= 100
     disks = {"host_disk_read_bytes", "host_disk_write_bytes"} if psutil.disk_io_counters() else set()
-    assert set(readings) == {"host_cpu_pct", "host_cpu_iowait_pct", "host_load_1m", "host_mem_used_bytes",
+    assert set(readings) == {"host_cpu_pct", "host_cpu_user_pct", "host_cpu_system_pct", "host_cpu_iowait_pct",
+                             "host_cpu_steal_pct", "host_load_1m", "host_mem_used_bytes",
                              "host_net_recv_bytes", "host_net_sent_bytes", *disks}
     assert {r.node for r in host.read_host()} == {"host:box"}
 

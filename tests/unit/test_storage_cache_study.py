@@ -25,15 +25,18 @@ def _knee(k: int) -> Calibrated:
 
 
 @pytest.mark.parametrize(("kwargs", "message"), [
-    ({"threads": [4, 4]}, "threads=[4, 4]: a thread count is named twice"),
-    ({"threads": [0]}, "threads=[0]: expected client thread counts, whole numbers >= 1 (empty: around the calibrated "
-                       "knee; the study: [4, 8, 16, 32, 64, 128, 256, 512])"),
+    ({"threads": [4, 4]}, "threads=[4, 4]: expected client thread counts, each a whole number >= 1, none named twice "
+                          "(empty: around the calibrated knee; the study: [4, 8, 16, 32, 64, 128, 256, 512])"),
+    ({"threads": [0]}, "threads=[0]: expected client thread counts, each a whole number >= 1, none named twice "
+                       "(empty: around the calibrated knee; the study: [4, 8, 16, 32, 64, 128, 256, 512])"),
     ({"threads": [4, 16], "empty_threads": 8}, "empty_threads=8 is not in threads=[4, 16]: the empty-cache runs are "
                                                "compared with the full-cache run at the same thread count; pick one "
                                                "of threads"),
-    ({"chunk_kbs": [4, 48]}, "chunk_kbs=[4, 48]: chunk_length_in_kb must be a power of two (4, 16, 64...)"),
-    ({"chunk_kbs": []}, "chunk_kbs=[]: name at least one chunk size on the data folder's disk (the calibration and "
-                        "the A/A control run there), e.g. [64]"),
+    ({"chunk_kbs": [4, 48]}, "chunk_kbs=[4, 48]: expected chunk sizes in KiB, each a power of two >= 1, none named "
+                             "twice, at least one (e.g. [64]: the calibration and the A/A control run on the data "
+                             "folder's disk)"),
+    ({"chunk_kbs": []}, "chunk_kbs=[]: expected chunk sizes in KiB, each a power of two >= 1, none named twice, at "
+                        "least one (e.g. [64]: the calibration and the A/A control run on the data folder's disk)"),
     ({"empty_chunk_kbs": [128]}, "empty_chunk_kbs=[128]: 128 is in neither chunk_kbs nor loop_chunk_kbs"),
     ({"rows": 0}, "rows=0: expected a whole number >= 1"),
     ({"loop_size_mb": 10}, "loop_size_mb=10: expected a whole number of MiB >= 64"),
@@ -58,8 +61,8 @@ def test_the_sweep_spans_the_calibrated_knee_and_the_empty_runs_sit_at_it() -> N
 
 def test_every_configuration_gets_the_sweep_and_the_empty_ones_a_chain_on_their_own_cluster(monkeypatch) -> None:
     monkeypatch.setattr(sc.StorageStudy, "loop_problem", None)
-    study = sc.StorageStudy(chunk_kbs=[4, 64], loop_chunk_kbs=[64], empty_chunk_kbs=[64], rows=1000, run_s=5,
-                            interval_s=0.25)
+    study = sc.StorageStudy(chunk_kbs=[4, 64], loop_chunk_kbs=[64], empty_chunk_kbs=[64], rows=1000, read_rows=200,
+                            run_s=5, interval_s=0.25)
     arms = study.arms(_knee(8))
     got = [(a.name, a.context, a.follows, a.spec.concurrency) for a in arms]
     assert got == [
@@ -71,7 +74,7 @@ def test_every_configuration_gets_the_sweep_and_the_empty_ones_a_chain_on_their_
         ("loop 64 KiB, full, 32 threads", "loop", None, 32),
         ("loop 64 KiB, empty, run a", "loop", None, 8),
         ("loop 64 KiB, empty, run b", "loop", "loop 64 KiB, empty, run a", 8)]
-    assert dict(arms[5].labels) == {"storage": "disk", "chunk_kb": "64", "cache": "empty", "run": "b", "threads": "8"}
+    assert dict(arms[5].labels) == {"storage": "disk", "chunk_kb": "64", "cache": "empty", "run": "b", "concurrency": "8"}
     # full runs fill the page cache first, run a empties the caches, run b follows at once
     assert [a.before is not None for a in arms[3:6]] == [True, True, False]
     # runs a and b share their run-to-run spread with the full-cache reads at their load
@@ -79,7 +82,9 @@ def test_every_configuration_gets_the_sweep_and_the_empty_ones_a_chain_on_their_
     read = arms[0].spec
     assert (read.op, read.duration, read.n, read.keyspace, read.compression.chunk_length_in_kb) == \
         ("read", 5, None, "storage_c4", 4)
-    assert "-pop dist=UNIFORM(1..1000)" in to_stress_command(read, schema_precreated=True)
+    assert "-pop dist=UNIFORM(1..200)" in to_stress_command(read, schema_precreated=True)   # the working set
+    every = sc.StorageStudy(rows=1000, read_rows=0).read_spec(64, 8)
+    assert "-pop dist=UNIFORM(1..1000)" in to_stress_command(every, schema_precreated=True)
     assert study.aa_arm(arms) == "disk 64 KiB, full, 8 threads"
     assert [(p.name, p.context, p.spec.n) for p in study.preparations()] == [
         ("disk 4 KiB", "", 1000), ("disk 64 KiB", "", 1000), ("loop 64 KiB", "loop", 1000)]
@@ -92,7 +97,7 @@ def test_every_configuration_gets_the_sweep_and_the_empty_ones_a_chain_on_their_
 
 
 def test_a_named_cluster_leaves_the_loop_configurations_out_and_says_so() -> None:
-    study = sc.StorageStudy(contact_points="10.0.0.4", loop_chunk_kbs=[64, 256])
+    study = sc.StorageStudy(contact_points="10.0.0.4", chunk_kbs=[4, 64, 256], loop_chunk_kbs=[64, 256])
     assert [c.name for c in study.configurations()] == ["disk 4 KiB", "disk 64 KiB", "disk 256 KiB"]
     assert study.setting_notes() == ["the loop-device configurations (64 KiB, 256 KiB) were left out: a loop-device "
                                      "filesystem is made on this machine for the embedded cluster, not on your "
@@ -104,13 +109,14 @@ def test_where_it_runs_and_the_runbook_stay_out_of_the_plan_key() -> None:
     base = sc.StorageStudy().plan_key()
     assert sc.StorageStudy(contact_points="10.0.0.4", storage_label="md0", loop_size_mb=512, allow_destructive=True,
                            raid_devices=("/dev/sdx",), experiment="other", repeats=5).plan_key() == base
-    assert sc.StorageStudy(chunk_kbs=[64]).plan_key() != base
+    assert sc.StorageStudy(chunk_kbs=[4, 64]).plan_key() != base
 
 
 def test_dropped_says_what_the_published_study_ran_that_this_plan_does_not() -> None:
-    assert sc.StorageStudy().dropped(_knee(8)) == (
-        "The published study rebuilt an mdadm RAID 0 per chunk size; without an md driver here the chunk varied is "
-        "the table's compression chunk. It also ran chunk sizes 128 KiB: left out here. It swept 4, 8, 16, 32, 64, "
+    assert sc.StorageStudy(chunk_kbs=[4, 64, 256]).dropped(_knee(8)) == (
+        "The published study rebuilt an mdadm RAID 0 per chunk size; without an md driver here no RAID stripe can be "
+        "varied, so its chunk claims are not tested here (chunk_kbs varies the table's compression chunk, measured for "
+        "what it is). It also ran chunk sizes 128 KiB: left out here. It swept 4, 8, 16, 32, 64, "
         "128, 256, 512 client threads for every chunk size; here 2, 8, 32 (around the calibrated knee) for 64 KiB, "
         "and the other chunk sizes at 8 only. It ran the empty-cache sweep over every thread count; here run a and "
         "run b at 8 threads only, for 64 KiB (each run a needs its own cold restart).")
@@ -170,7 +176,7 @@ def test_a_named_cluster_is_labelled_by_what_the_user_says_or_unknown() -> None:
 
 
 def test_the_runbook_is_printed_and_refused_without_named_devices_even_when_destructive_is_allowed() -> None:
-    from cassperf.experiments.storage_cache_report import runbook_items
+    from cassperf.experiments.storage_cache_analysis import runbook_items
 
     printed, said = runbook_items("/dev/md0", [], [4, 128], 64)
     assert ("mdadm --create /dev/md0 --level=raid0 --chunk=128 --raid-devices=4 /dev/sdc /dev/sdd /dev/sde /dev/sdf"

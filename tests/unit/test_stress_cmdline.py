@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from cassperf.config import fixtures_dir
+from tests.conftest import PUBLIC_FIXTURES
 from cassperf.errors import ConfigError
 from cassperf.workload import (
     Compaction,
@@ -244,9 +244,7 @@ def test_spaces_after_commas_are_repaired_as_cassandra_stress_does():
 
 
 def sidecar_commands() -> list[str]:
-    folder = fixtures_dir() / "cassandra-stress"
-    if not folder.is_dir():
-        return []
+    folder = PUBLIC_FIXTURES / "cassandra-stress"
     out = []
     for sidecar in sorted(folder.glob("*.source.txt")):
         for line in sidecar.read_text(encoding="utf-8").splitlines():
@@ -256,7 +254,6 @@ def sidecar_commands() -> list[str]:
     return out
 
 
-@pytest.mark.skipif(not (fixtures_dir() / "cassandra-stress").is_dir(), reason="shared fixtures folder absent")
 def test_every_fixture_command_parses_or_gets_a_config_error():
     commands = sidecar_commands()
     assert len(commands) == 6

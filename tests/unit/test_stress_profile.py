@@ -344,7 +344,6 @@ def test_bad_user_command_lines(command, message):
     assert str(info.value) == message
 
 
-@pytest.mark.skipif(not sidecar_commands(), reason="shared fixtures folder absent")
 def test_the_fixtures_user_commands_get_a_config_error_naming_what_is_not_modelled():
     refused = []
     for command in sidecar_commands():

@@ -8,7 +8,7 @@ import itertools
 import pytest
 
 from cassperf.errors import ConfigError
-from cassperf.experiments.calibrate import calibrate, knee, ladder_done, warm_up, warm_up_done
+from cassperf.experiments.calibrate import find_knee, knee, ladder_done, warm_up, warm_up_done
 from cassperf.experiments.schedule import Slot, block_order, schedule, units
 from cassperf.experiments.study import Arm, Calibrated, StudyParameters
 from cassperf.workload.spec import WorkloadSpec
@@ -97,7 +97,7 @@ def test_the_knee_is_the_smallest_concurrency_at_90_percent_of_the_best():
     noisy = [(1, 398.0), (2, 645.0), (4, 1026.0), (8, 913.0), (16, 1452.0)]
     assert knee(noisy) == 4
     rates = dict(points)
-    cal = calibrate(lambda c: rates[c], "write")
+    cal = find_knee(lambda c: rates[c], "write")
     assert [c for c, _ in cal.points] == [1, 2, 4, 8, 16, 32]   # 16 and 32 under +10% of 8's stop the ladder
     assert (cal.knee, cal.best_ops_s, cal.below_knee, cal.rate(0.5)) == (8, 1750.0, 4, 875)
     assert Calibrated.from_json(cal.to_json()) == cal
@@ -133,7 +133,7 @@ def test_slots_name_block_position_and_arm():
 def test_a_knee_under_8_runs_at_4_in_flight_and_the_note_says_why():
     # 01 of make report at 9e04a30: flat from 2 in flight, so the knee was 2 and the runs went to 1
     rates = {1: 1773.0, 2: 2405.0, 4: 2402.0, 8: 2589.0}
-    cal = calibrate(lambda c: rates[c], "write")
+    cal = find_knee(lambda c: rates[c], "write")
     assert (cal.knee, cal.below_knee) == (2, 4)
     assert cal.note == ("write: the knee is 2 in flight (90% of 2,405 ops/s, the second-best step; the best 2,589 "
                         "ops/s); closed-loop runs at 4 in flight (at least 4, so that a run measures more than one "

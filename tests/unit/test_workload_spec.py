@@ -406,7 +406,10 @@ def test_default_replication_is_rf1():
 
 def test_the_spec_knows_no_tool_command_line():
     """The translation to cassandra-stress lives beside the runners (runners.stress_cmdline),
-    one way only: spec.py imports nothing of cassperf but its errors, and has no to_stress_*."""
+    one way only: spec.py imports nothing of cassperf but its errors and the declared constraints
+    its checks use, and has no to_stress_*."""
     names = imported_names(Path(spec_module.__file__))
-    assert [n for n in names if n.startswith("cassperf")] == ["cassperf.errors", "cassperf.errors.ConfigError"]
+    assert [n for n in names if n.startswith("cassperf")] == [
+        "cassperf.constraints", "cassperf.constraints.PowerOfTwo", "cassperf.constraints.Whole", "cassperf.errors",
+        "cassperf.errors.ConfigError"]
     assert [a for a in dir(WorkloadSpec) if "stress" in a] == []

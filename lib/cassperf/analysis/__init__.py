@@ -17,6 +17,8 @@ tables    one row per run with its steady-window figures (the log explorer's fra
 format    the published number style: 1.5k/s, 10.28k micros, 60 263
 machines  which machine a run was measured on (label, hardware record) and which runs share a table
 node_cpu  node CPU over a window from the sampler's process CPU, CPU per 1,000 rows
+resources what each resource did in a run's window (host, nodes, client, disks, memory, GC,
+          dropped messages, replica reads and writes), per arm, the limit rule, the client flag
 deployments  the deployment study's row-rate table per machine
 
 This package imports nothing from cassperf.workload, cassperf.cluster, cassperf.sampler or

@@ -49,14 +49,12 @@ simulated studies):
    The price is an assumption: the arms of a pool vary alike from run to run on the log scale
    (the same op, load and cluster), so a study pools only such arms; an arm whose spread may be
    its own is left out (pool ""; 03's garbagecollect arm). Runs from an emptied cache (05's runs
-   a and b, 01's cold reads) pool with the warm reads at their load: in the four make report
-   runs of 2026-11-26 before they did (own pools), their RCBD residual spread (log, per arm)
-   matched: 05 throughput sd 0.071 cold against 0.071 full-cache at the same threads (8 and 16
-   arm estimates), p99 0.125 against 0.105; 01's cold reads 0.25 against 0.21. A cold arm's
-   spread 1.4 times the pool's in variance would narrow its CI by about 6%. For percentiles
+   a and b, 01's cold reads) pool with the warm reads at their load: measured in their own pools,
+   their RCBD residual spread (log, per arm) matched the warm arms' (docs/measurements.md). A cold
+   arm's spread 1.4 times the pool's in variance would narrow its CI by about 6%. For percentiles
    the residuals are those of each run's own percentile (log), the estimate still the merged
    histograms'. On simulated studies of 8 arms
-   in 3 blocks (analysis.calibration.calibrate_pooled; 2,000 studies) the A/A rate and the power
+   in 3 blocks (analysis.calibration.method_rates_pooled; 2,000 studies) the A/A rate and the power
    at the stated MDE hold (tests/unit/test_analysis_calibration.py).
 6. The minimum detectable effect: power.mde_pct(se, df), calibrated so that the power at the
    stated MDE is 80% (two-sided, 5% level).
@@ -364,7 +362,7 @@ def compare_arms(figures: pd.DataFrame, arm_a: str, arm_b: str, op: str, metric:
                          mde_pct=mde_pct(se, df), log_change=est, se_log=se, df=df, method=method, **base)
 
 
-def compare_stored(figures: pd.DataFrame, arm_a: str, arm_b: str, op: str, metric: str = "rate_ops_s") \
+def compare(figures: pd.DataFrame, arm_a: str, arm_b: str, op: str, metric: str = "rate_ops_s") \
         -> ArmComparison:
     """compare_arms where either arm may have no stored run of the op (a study analysed from
     part of its runs, or an arm this machine could not make): then a comparison without a test
@@ -384,4 +382,4 @@ def _gmean(values: np.ndarray) -> float:
     return float(np.exp(np.log(v).mean())) if len(v) else math.nan
 
 
-__all__ = ["ArmComparison", "PERCENTILES", "T_METRICS", "compare_arms", "resamples"]
+__all__ = ["ArmComparison", "PERCENTILES", "T_METRICS", "compare", "compare_arms", "resamples"]

@@ -1,6 +1,6 @@
 """The proof of the method: error rates and power of the comparisons on simulated studies.
 
-    calibrate(repeats=3, studies=2000, noise=Noise(), seed=0, margin_pct=30.0, old_p99=False)
+    method_rates(repeats=3, studies=2000, noise=Noise(), seed=0, margin_pct=30.0, old_p99=False)
         -> Calibration                 every figure below, from four sets of simulated studies
 
 Each set is `studies` simulated studies of two arms (analysis.simulate), run figures by the
@@ -173,7 +173,7 @@ def plain_bootstrap_significant(figures: pd.DataFrame, percentile: float = 99.0)
     return bool(low > 0 or high < 0)
 
 
-def calibrate(repeats: int = 3, studies: int = 2000, noise: Noise = Noise(), seed: int = 0,
+def method_rates(repeats: int = 3, studies: int = 2000, noise: Noise = Noise(), seed: int = 0,
               margin_pct: float = 30.0, old_p99: bool = False) -> Calibration:
     """The figures of the module docstring (seeded: the same arguments give the same figures)."""
     same = [SimArm("a"), SimArm("b")]
@@ -217,7 +217,7 @@ def calibrate(repeats: int = 3, studies: int = 2000, noise: Noise = Noise(), see
 
 @dataclass(frozen=True)
 class PooledCalibration:
-    """Figures of `calibrate_pooled`: shares of simulated studies (0..1) and median MDEs (%)."""
+    """Figures of `method_rates_pooled`: shares of simulated studies (0..1) and median MDEs (%)."""
 
     arms: int
     repeats: int
@@ -235,9 +235,9 @@ class PooledCalibration:
     margin_pct: float
 
 
-def calibrate_pooled(arms: int = 8, repeats: int = 3, studies: int = 2000, noise: Noise = Noise(), seed: int = 0,
+def method_rates_pooled(arms: int = 8, repeats: int = 3, studies: int = 2000, noise: Noise = Noise(), seed: int = 0,
                      margin_pct: float = 30.0) -> PooledCalibration:
-    """The pooled (RCBD) comparison proven as `calibrate` proves the paired one: studies of `arms`
+    """The pooled (RCBD) comparison proven as `method_rates` proves the paired one: studies of `arms`
     arms in `repeats` blocks, every run labelled with one pool; A against B, the other arms
     identical to A. A/A: the share significant (throughput, mean latency, p99); power: B faster
     (throughput) or slower (p99) by exactly the MDE its A/A study stated; TOST: B faster by

@@ -6,7 +6,7 @@ across repeated runs, where the run-to-run noise decides, are analysis.arms.comp
 studies move to it with the executor of repeats. On simulated studies (analysis.calibration)
 this method's 10% CV rule vetoes every comparison at this machine's interval noise, and without
 the veto two identical runs differ "significantly" in 16% of studies where a 5% test allows 5%
-(figures in README, "Statistics: verdicts from repeats").
+(figures in docs/reference/statistics.md).
 
 Stability: the coefficient of variation (sample stdev / mean) of the op's per-interval
 throughput in the window; CV >= 10% marks a side unstable (pyperf's and asv's rule of thumb).

@@ -1,4 +1,4 @@
-"""The deployment study's table (../shared/studies/003_*): row rate of write, read and mixed
+"""The deployment study's table (the published deployment comparison): row rate of write, read and mixed
 per deployment, one table per machine, with node CPU per 1,000 rows beside each figure.
 
 A run enters as: its ``deployment`` label (the row), its workload (the column: the ``op``

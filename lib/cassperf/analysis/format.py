@@ -8,7 +8,7 @@
     fmt_pct(12.34)      -> "+12.3%"          a change, always signed
     fmt_p(0.0342)       -> "p = 0.034"       a p-value: three decimals, "p < 0.001" below
     fmt_rows(60263.4)   -> "60 263"          the deployment study's style: whole numbers, a space
-                                             between thousands (../shared/studies/003_*)
+                                             between thousands (the deployment comparison's tables)
 
 NaN or None gives "n/a", so a missing figure never reads as a number.
 """

@@ -1,7 +1,7 @@
 """Which machine a run was measured on, and which runs may share a table.
 
 A row rate says something about a deployment only next to rows from the same hardware (the
-deployment study, ../shared/studies/003_*: runs on different machines compare only when the
+deployment study: runs on different machines compare only when the
 hardware is identical). A run's machine has two parts:
 
 - its name: the run's ``machine`` label (``cassperf import --label machine=server2``), else

@@ -1,6 +1,8 @@
 """Run figures over repeats: one row per run and op, the input of every comparison across runs.
 
-    run_figures(runs, ops=None, rule="mser5") -> DataFrame      one row per (run, op), FIGURE_COLUMNS
+    run_figures(runs, ops=None, rule="mser5", *, window=None, op_groups=None, keep_drift=None)
+                                                               one row per (run, op), FIGURE_COLUMNS; the hooks
+                                                               are a study analysis's (experiments.analysis)
     samples_row(samples, manifest, steady) -> dict             one row from one op's samples (the path
                                                                simulated runs take; run_figures uses it too)
     left_out(frame) -> DataFrame                               the runs that left, and why
@@ -42,7 +44,7 @@ A/A runs there and left the control without a test.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,10 +54,10 @@ from scipy import special as spf
 
 from cassperf.analysis.format import fmt_p
 from cassperf.analysis.compare import MAX_LAG1, MIN_BATCHES, lag1, stability
-from cassperf.analysis.samples import HistCounts, OpSamples, op_samples
+from cassperf.analysis.samples import HistCounts, OpSamples, group_samples, op_samples
 from cassperf.analysis.select import AnalysisError, ops_of, run_name
 from cassperf.analysis.steady import SteadyState, steady_state
-from cassperf.analysis.windows import stats_of
+from cassperf.analysis.windows import Window, stats_of
 from cassperf.results.model import Run
 
 ARM, BLOCK = "arm", "block"
@@ -191,27 +193,71 @@ def _row_rate(samples: OpSamples) -> float:
     return float(np.dot(rate[ok], length[ok]) / length[ok].sum()) if ok.any() else math.nan
 
 
-def run_figures(runs: Iterable[Run], ops: Sequence[str] | None = None, rule: str = "mser5") -> pd.DataFrame:
+#: how a run's figures window is found: a rule of analysis.steady ("mser5", "trim") or a fixed Window
+WindowChoice = str | Window
+
+
+def _steady(run: Run, how: WindowChoice) -> SteadyState:
+    """The run's window: a fixed Window (no search inside it), else ``steady_state(run, how)``."""
+    if isinstance(how, Window):
+        return SteadyState(how, 0.0, 0.0, "fixed", f"the {how.name or 'fixed'} window "
+                                                   f"{how.start_s:.1f}-{how.end_s:.1f} s"
+                           + (f" ({how.note})" if how.note else ""))
+    return steady_state(run, how)
+
+
+def run_figures(runs: Iterable[Run], ops: Sequence[str] | None = None, rule: str = "mser5", *,
+                window: Callable[[Run], WindowChoice] | None = None,
+                op_groups: Mapping[str, Sequence[str]] | None = None,
+                keep_drift: Callable[[Run], bool] | None = None) -> pd.DataFrame:
     """One row per run and op (the ops in `ops` the run has, or all its ops), as the module
     docstring says. A run with none of them (or no intervals at all) still gets one row, op
-    missing, status excluded, so that every comparison of its arm lists it."""
+    missing, status excluded, so that every comparison of its arm lists it.
+
+    The hooks of a study's analysis (cassperf.experiments.analysis.Analysis):
+    ``window(run)``: the rule for this run ("mser5", "trim") or a fixed Window (its figures over it,
+    nothing searched; an AnalysisError leaves the run with that reason); ``op_groups``: figures per
+    named group of ops merged (``{"write": ("write", "delete")}``: every mutation), one row per group
+    whether or not the run has its ops; ``keep_drift(run)``: True where the run's trend is what it
+    measures (an emptied cache filling, an operation's effect building up): kept despite drift, said
+    in its window_note."""
     records: list[tuple[dict[str, str], dict[str, Any]]] = []
+    kept: set[str] = set()
     for run in runs:
         steady: SteadyState | None
         try:
-            steady, why = steady_state(run, rule), ""
-        except AnalysisError as exc:
-            steady, why = None, "no steady state: " + ("no intervals" if "no intervals" in str(exc) else str(exc))
-        have = ops_of(run)
+            how = window(run) if window is not None else rule
+        except AnalysisError as exc:                       # a study's window the run lacks (a phase never marked)
+            how, steady, why = None, None, f"no figures window: {exc}"
+        if how is not None:
+            try:
+                steady, why = _steady(run, how), ""
+            except AnalysisError as exc:
+                text = str(exc)
+                steady, why = None, "no steady state: " + ("no intervals" if "no intervals" in text else text)
         rows = []
-        for op in [op for op in (ops if ops is not None else have) if op in have]:
-            samples = op_samples(run, op, steady.window.start_s, steady.window.end_s) if steady else None
-            rows.append(samples_row(samples, run.manifest, steady, why) | {"op": op})
-        if not rows:
-            wanted = ", ".join(ops) if ops else "any op"
-            rows = [samples_row(None, run.manifest, steady, why or f"no intervals for {wanted}")]
+        if op_groups is not None:
+            for name, parts in op_groups.items():
+                samples = None
+                if steady is not None:
+                    samples = group_samples(run, (name, list(parts)), steady.window.start_s, steady.window.end_s)[1]
+                rows.append(samples_row(samples, run.manifest, steady, why) | {"op": name})
+        else:
+            have = ops_of(run)
+            for op in [op for op in (ops if ops is not None else have) if op in have]:
+                samples = op_samples(run, op, steady.window.start_s, steady.window.end_s) if steady else None
+                rows.append(samples_row(samples, run.manifest, steady, why) | {"op": op})
+            if not rows:
+                wanted = ", ".join(ops) if ops else "any op"
+                rows = [samples_row(None, run.manifest, steady, why or f"no intervals for {wanted}")]
+        if keep_drift is not None and keep_drift(run):
+            kept.add(run_name(run))
         records += [({"run_id": run_name(run), **{k: str(v) for k, v in run.labels.items()}}, r) for r in rows]
-    return figures_frame(records)
+    frame = figures_frame(records)
+    if kept:
+        mine = frame["run_id"].isin(kept).to_numpy(dtype=bool)
+        frame = pd.concat([frame[~mine], kept_despite_drift(frame[mine])]).sort_index()
+    return frame
 
 
 def figures_frame(records: Sequence[tuple[dict[str, str], dict[str, Any]]]) -> pd.DataFrame:

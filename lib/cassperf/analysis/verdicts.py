@@ -8,6 +8,16 @@
                                                 a sweep "stops growing above the knee"
     aa_control(c) -> Verdict                    the A/A row (c: an arm against its identical twin)
     all_of(verdicts) -> Verdict                 a claim made of parts (every part must hold)
+    picked_pair(v, candidates, kind) -> Verdict a pair the data picked (the fastest of k against the
+                                                slowest): its rise counts at 5% / the pairs (Bonferroni)
+    near_reference(v, values, reference, low, high, what) -> Verdict
+                                                a significant change whose sizes must also lie between
+                                                low x and high x a reference (e.g. one round trip)
+    within_band(values, reference, low, high, what) -> Verdict
+                                                every value between low x and high x a reference
+    not_shown(reason, rule="") -> Verdict       undecided for a stated reason (a part not run, no distance)
+    tested(v, check) -> Verdict                 "not tested here" when the claim's manipulation check
+                                                (a Check measured in its runs) says it did not take
     claim(text, source, verdict, note="") -> Claim           a claims-table row
     claims_table(aa, claims) -> DataFrame       the A/A row first, then the claims; every verdict
                                                 withheld when the A/A row is significant
@@ -58,14 +68,16 @@ Rules (fixed before data; stated in each Verdict's `rule`):
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import pandas as pd
 
-from cassperf.analysis.arms import ArmComparison, compare_stored
-from cassperf.analysis.claims import FAILS, HOLDS, NOT_SHOWN, Claim
+from cassperf.analysis.arms import ArmComparison, compare
+from cassperf.analysis.claims import FAILS, HOLDS, NOT_SHOWN, NOT_TESTED, Claim
 from cassperf.analysis.format import fmt_p, fmt_pct
+from cassperf.analysis.power import ALPHA, mde_pct_at
 
 DIRECTIONAL_RULE = "significant change (p < 0.05, two-sided) in the claimed direction, across runs"
 MATERIAL_RULE = ("does not hold either when the {d} is shown below {m:g}% (one-sided test at 5%: the 90% CI's "
@@ -79,18 +91,33 @@ AA_RULE = "A/A control: the arm against its identical twin; significant (p < 0.0
 WITHHELD = "withheld: the A/A control differs significantly ({aa}): this machine's noise is beyond what the " \
            "method can separate"
 CLAIM_COLUMNS = ["claim", "verdict", "reason", "change_pct", "ci_low_pct", "ci_high_pct", "p_value", "n_a", "n_b",
-                 "mde_pct", "measured", "rule", "note", "source"]
+                 "mde_pct", "measured", "check", "check_took", "rule", "note", "source", "arm_a", "arm_b"]
+
+
+@dataclass(frozen=True)
+class Check:
+    """Whether a claim's manipulation took in its runs (an emptied cache that read from disk, a
+    garbagecollect that compacted, data on tmpfs that spared the disk): ``took`` True, False, or
+    None where it could not be measured; ``figure`` the measured line that shows it; ``rule`` the
+    threshold, fixed before the data."""
+
+    what: str
+    took: bool | None
+    figure: str
+    rule: str = ""
 
 
 @dataclass(frozen=True)
 class Verdict:
-    """A verdict ("holds", "does not hold", "not shown"), its one-line reason, the stated rule
-    and the comparison the figures columns come from (None for a claim without one)."""
+    """A verdict ("holds", "does not hold", "not tested here", "not shown"), its one-line reason,
+    the stated rule, the comparison the figures columns come from (None for a claim without one)
+    and the manipulation check it rests on (None: the claim manipulates nothing)."""
 
     verdict: str
     reason: str
     rule: str
     comparison: ArmComparison | None = None
+    check: Check | None = None
 
 
 def _undecided(c: ArmComparison, rule: str) -> Verdict | None:
@@ -182,9 +209,9 @@ def plateau(figures: pd.DataFrame, points: Mapping[float, str], knee: float, op:
         raise ValueError(f"plateau: the knee {knee!r} must be one of the sweep's points {xs} with a point "
                          f"below and above it")
     rule = PLATEAU_RULE.format(k=knee, m=margin_pct)
-    grow = compare_stored(figures, points[xs[0]], points[knee], op, metric)
+    grow = compare(figures, points[xs[0]], points[knee], op, metric)
     rise = directional(grow, +1)
-    above = [(x, compare_stored(figures, points[knee], points[x], op, metric)) for x in xs if x > knee]
+    above = [(x, compare(figures, points[knee], points[x], op, metric)) for x in xs if x > knee]
     if rise.verdict == FAILS:
         return Verdict(FAILS, f"from {xs[0]:g} to {knee:g}: {grow.text}: it falls", rule, grow)
     beyond = [(x, c) for x, c in above if not c.problem and c.ci_pct(0.90)[0] > margin_pct]
@@ -218,38 +245,134 @@ def aa_control(c: ArmComparison) -> Verdict:
 
 
 def all_of(verdicts: Sequence[Verdict], rule: str = "") -> Verdict:
-    """Every part must hold (rule: module docstring); the comparison is the first part's."""
+    """Every part must hold (rule: module docstring); the comparison is the first part's. A part not
+    tested here makes the claim not tested here, unless another part, tested, does not hold. The
+    parts' manipulation checks are joined: not taken where one did not take."""
     if not verdicts:
         raise ValueError("all_of: no verdicts to combine")
     rule = rule or "; ".join(dict.fromkeys(v.rule for v in verdicts))
     first = verdicts[0].comparison
+    checks = [v.check for v in verdicts if v.check is not None]
+    check = None if not checks else Check(
+        checks[0].what, False if any(k.took is False for k in checks) else
+        (None if all(k.took is None for k in checks) else True),
+        "; ".join(dict.fromkeys(k.figure for k in checks)), checks[0].rule)
     for v in verdicts:
         if v.verdict == FAILS:
-            return Verdict(FAILS, v.reason, rule, first)
+            return Verdict(FAILS, v.reason, rule, first, check)
+    for v in verdicts:
+        if v.verdict == NOT_TESTED:
+            return Verdict(NOT_TESTED, v.reason, rule, first, check)
     for v in verdicts:
         if v.verdict != HOLDS:
-            return Verdict(NOT_SHOWN, v.reason, rule, first)
-    return Verdict(HOLDS, "; ".join(v.reason for v in verdicts), rule, first)
+            return Verdict(NOT_SHOWN, v.reason, rule, first, check)
+    return Verdict(HOLDS, "; ".join(v.reason for v in verdicts), rule, first, check)
+
+
+def not_shown(reason: str, rule: str = "") -> Verdict:
+    """'not shown' for a stated reason, without a comparison (a part these parameters did not run,
+    runs that cannot be judged: single imported runs, no distance between the DCs)."""
+    return Verdict(NOT_SHOWN, reason, rule)
+
+
+def not_addressed(need: str) -> Verdict:
+    """'not shown': the parameters ran nothing this claim could be judged on; ``need`` says what."""
+    return Verdict(NOT_SHOWN, f"not addressed by these parameters: needs {need}", "")
+
+
+def pairs_of(k: int) -> int:
+    """How many pairs k candidates make."""
+    return k * (k - 1) // 2
+
+
+def picked_pair(v: Verdict, candidates: int, kind: str = "arms") -> Verdict:
+    """The verdict of a pair picked from the data, the fastest of ``candidates`` against the
+    slowest: its rise counts only at 5% / the number of pairs it could have been (Bonferroni),
+    since the widest gap of several that do not differ passes a 5% test more often than 1 in 20
+    (tests/unit/test_deployment_claims.py: 11.4% of 2,000 simulated studies of three equal
+    deployments at a plain 5%, 4.2% at 5% / 3). Its "not shown" states the MDE at that level."""
+    k = pairs_of(candidates)
+    if k <= 1 or v.comparison is None:
+        return v
+    level = ALPHA / k
+    rule = (f"{v.rule}; the pair is the fastest against the slowest of {candidates} {kind}, so its rise counts at "
+            f"p < {level:.3g} (5% / {k} pairs, Bonferroni)")
+    c = v.comparison
+    if v.verdict != HOLDS or (c.p_value is not None and c.p_value < level):
+        return Verdict(v.verdict, v.reason, rule, c)
+    mde = mde_pct_at(c.se_log, c.df, level)
+    return Verdict(NOT_SHOWN, f"the change is {fmt_pct(c.change_pct)} ({fmt_p(c.p_value)}), not below {level:.3g}, the "
+                              f"level of the fastest of {candidates} {kind} against the slowest; at that level these runs "
+                              f"could detect ±{mde:.0f}% or more", rule, c)
+
+
+def near_reference(v: Verdict, sizes: Mapping[str, float], reference: float | None, low: float, high: float,
+                   unit: str = "ms", reference_name: str = "the reference", what: str = "each change") -> Verdict:
+    """A claim that a change is about one ``reference`` (e.g. an inter-DC round trip): ``v`` (the
+    change significant in its direction) must hold, and each of ``sizes`` (what -> the change in
+    ``unit``) lie between ``low`` x and ``high`` x the reference. Without a reference: not shown."""
+    band = f"{what} between {low:g}x and {high:g}x {reference_name}"
+    rule = f"{v.rule}, and {band}" if v.rule else band
+    if reference is None or not math.isfinite(reference):
+        return Verdict(NOT_SHOWN, f"no {reference_name} to judge against", rule, v.comparison)
+    if v.verdict != HOLDS:
+        return Verdict(v.verdict, v.reason, rule, v.comparison)
+    said = "; ".join(f"{what} {d:+.1f} {unit}" for what, d in sizes.items())
+    off = [f"{what} {d:+.1f} {unit}" for what, d in sizes.items() if not low * reference <= d <= high * reference]
+    if off:
+        return Verdict(FAILS, f"significant, but {', '.join(off)} against {reference_name} of {reference:.1f} {unit}",
+                       rule, v.comparison)
+    return Verdict(HOLDS, f"{said} for {reference_name} of {reference:.1f} {unit}", rule, v.comparison)
+
+
+def within_band(values: Mapping[str, float], reference: float | None, low: float, high: float,
+                unit: str = "ms", reference_name: str = "the reference", what: str = "every value") -> Verdict:
+    """Every one of ``values`` (what -> value in ``unit``) between ``low`` x and ``high`` x the
+    ``reference``: holds when all are, does not hold when one is not; not shown without a
+    reference or without a value."""
+    rule = f"{what} between {low:g}x and {high:g}x {reference_name}"
+    if reference is None or not math.isfinite(reference):
+        return Verdict(NOT_SHOWN, f"no {reference_name} to judge against", rule)
+    if not values or not all(math.isfinite(v) for v in values.values()):
+        return Verdict(NOT_SHOWN, "a point has no counted run", rule)
+    lo, hi = low * reference, high * reference
+    near = all(lo <= v <= hi for v in values.values())
+    said = ", ".join(f"{v:.1f} {unit} at {what}" for what, v in values.items())
+    return Verdict(HOLDS if near else FAILS, f"{said}; {reference_name} {reference:.1f} {unit}: "
+                                             f"{'all' if near else 'not all'} within {lo:.1f}-{hi:.1f} {unit}", rule)
+
+def tested(v: Verdict, check: Check) -> Verdict:
+    """``v`` resting on ``check``: "not tested here" when the manipulation did not take (the reason
+    is the check's figure), else ``v`` carrying the check (None: not measured, said beside it).
+    The check decides only between a verdict and "not tested here", never which verdict."""
+    if check.took is False:
+        rule = "; ".join(r for r in (v.rule, f"tested only where {check.rule}" if check.rule else "") if r)
+        return Verdict(NOT_TESTED, f"{check.what} did not take: {check.figure}", rule, v.comparison, check)
+    return replace(v, check=check)
 
 
 def claim(text: str, source: str, verdict: Verdict, note: str = "", measured: str = "") -> Claim:
-    """A claims-table row: the claim, its verdict and reason, and the comparison's figures
-    (measured defaults to the comparison's one-line text)."""
+    """A claims-table row: the claim, its verdict and reason, the comparison's figures (measured
+    defaults to the comparison's one-line text) and the manipulation check's figure."""
     c = verdict.comparison
     figures = {} if c is None else {
         "change_pct": c.change_pct, "ci_low_pct": c.ci_low_pct, "ci_high_pct": c.ci_high_pct, "p_value": c.p_value,
-        "n_a": c.n_a, "n_b": c.n_b, "mde_pct": c.mde_pct}
+        "n_a": c.n_a, "n_b": c.n_b, "mde_pct": c.mde_pct, "arm_a": c.arm_a, "arm_b": c.arm_b}
+    k = verdict.check
+    checked = {} if k is None else {"check": f"{k.what}: {k.figure}" if k.took is not None else
+                                    f"{k.what}: not measured ({k.figure})", "check_took": k.took}
     return Claim(text, source, measured or (f"{c.metric} {c.op}, {c.arm_b} against {c.arm_a}: {c.text}" if c else ""),
-                 verdict.verdict, verdict.rule, note, verdict.reason, **figures)
+                 verdict.verdict, verdict.rule, note, verdict.reason, **figures, **checked)
 
 
 def claims_table(aa: Claim, claims: Sequence[Claim]) -> pd.DataFrame:
     """The claims table (CLAIM_COLUMNS): the A/A row first, then the claims. When the A/A row does
     not hold, every other verdict becomes "not shown", its reason saying it was withheld (the
     figures stay)."""
-    if aa.verdict == FAILS:
+    if aa.verdict == FAILS:      # a claim not tested here stays so: its manipulation did not take, noise or not
         said = fmt_pct(aa.change_pct) + (f", {fmt_p(aa.p_value)}" if aa.p_value is not None else "")
-        claims = [replace(c, verdict=NOT_SHOWN, reason=WITHHELD.format(aa=said)) for c in claims]
+        claims = [c if c.verdict == NOT_TESTED else replace(c, verdict=NOT_SHOWN, reason=WITHHELD.format(aa=said))
+                  for c in claims]
     rows = [{k: getattr(c, k) for k in CLAIM_COLUMNS} for c in (aa, *claims)]
     out = pd.DataFrame(rows, columns=CLAIM_COLUMNS)
     for col in ("n_a", "n_b"):
@@ -259,4 +382,5 @@ def claims_table(aa: Claim, claims: Sequence[Claim]) -> pd.DataFrame:
 
 
 __all__ = ["CLAIM_COLUMNS", "Verdict", "aa_control", "all_of", "claim", "claims_table", "differs", "directional",
-           "equivalent", "plateau"]
+           "equivalent", "near_reference", "not_addressed", "not_shown", "pairs_of", "picked_pair", "plateau",
+           "tested", "within_band", "Check"]

@@ -22,7 +22,7 @@ from typing import TextIO
 
 from cassperf.errors import CassperfError
 
-_SUBCOMMAND_MODULES = ["cluster", "logs", "run", "report"]
+_SUBCOMMAND_MODULES = ["cluster", "logs", "run", "report", "clean", "reference"]
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -5,11 +5,15 @@ from __future__ import annotations
 import argparse
 
 from cassperf import config
-from cassperf.report.pipeline import run_reports
+from cassperf.workbook.preflight import plan_reports, run_reports
 
 
 def _report(args: argparse.Namespace) -> int:
     explicit = dict(args.parameter or [])
+    if args.plan:
+        for line in plan_reports(args.notebook or None, args.params, explicit=explicit):
+            print(line)
+        return 0
     results = run_reports(args.notebook or None, args.params, explicit=explicit, show_code=args.show_code,
                           start_clusters=not args.no_cluster, log=lambda line: print(line, flush=True))
     print(f"index: {config.reports_dir() / 'index.html'}")
@@ -30,6 +34,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="one parameter for every selected notebook that declares it, over the set's value "
                         "(e.g. -p contact_points 10.0.0.5); repeatable")
     p.add_argument("--show-code", action="store_true", help="keep the code cells in the reports (hidden by default)")
+    p.add_argument("--plan", action="store_true",
+                   help="print what would run and its cost (per notebook: arms, runs, load time, data size) and "
+                        "what this machine will not make, then stop: no cluster is started or connected to")
     p.add_argument("--no-cluster", action="store_true",
                    help="start no embedded cluster (the notebooks find or start their own)")
     p.set_defaults(func=_report)

@@ -51,8 +51,8 @@ CQL_SECTION = "plain_text_auth"         # cqlsh's credentials-file section
 #: without it Jolokia would allow writing the attribute too. The patterns do not overlap (Jolokia
 #: uses the first pattern that matches). What the sampler and JolokiaClient read:
 #:   java.lang GarbageCollector           CollectionCount, CollectionTime
-#:   metrics type=Compaction, ClientRequest, ThreadPools, Table   every attribute (numbers only:
-#:                                        counts, gauges, latency percentiles)
+#:   metrics type=Compaction, ClientRequest, ThreadPools, Table, DroppedMessage   every attribute
+#:                                        (numbers only: counts, gauges, latency percentiles)
 #:   db type=Tables                       SSTableCountPerLevel
 JOLOKIA_POLICY = """<?xml version="1.0" encoding="UTF-8"?>
 <!-- Written by cassperf (cluster/access.py): read-only access to the sampler's MBeans. -->
@@ -80,6 +80,10 @@ JOLOKIA_POLICY = """<?xml version="1.0" encoding="UTF-8"?>
     </mbean>
     <mbean>
       <name>org.apache.cassandra.metrics:type=Table,*</name>
+      <attribute mode="read">*</attribute>
+    </mbean>
+    <mbean>
+      <name>org.apache.cassandra.metrics:type=DroppedMessage,*</name>
       <attribute mode="read">*</attribute>
     </mbean>
     <mbean>
@@ -191,8 +195,9 @@ def ensure_access(cluster_root: Path) -> ClusterAccess:
                        f"user={JOLOKIA_USER}\npassword={_token()}\nauthMode=basic\n"
                        f"policyLocation={access.jolokia_policy.as_uri()}\n"
                        "includeStackTrace=false\n")
-    if not access.jolokia_policy.exists():
-        _write_private(access.jolokia_policy, JOLOKIA_POLICY)
+    if not access.jolokia_policy.exists() or access.jolokia_policy.read_text() != JOLOKIA_POLICY:
+        access.jolokia_policy.unlink(missing_ok=True)       # an older cassperf's policy: its nodes read this
+        _write_private(access.jolokia_policy, JOLOKIA_POLICY)   # one at their next start
     if not access.jmx_password_file.exists():
         _write_private(access.jmx_password_file,
                        "# JMX users of this cluster (cassperf); nodetool reads it with -pwf\n"

@@ -74,11 +74,13 @@ class CredentialsProvider(PlainTextAuthProvider):
 
 @dataclass(frozen=True)
 class LocalNodeRef:
-    """A node whose JVM runs on this machine: `pid()` gives its pid (None when not running)."""
+    """A node whose JVM runs on this machine: `pid()` gives its pid (None when not running);
+    `storage` the folders it keeps its data and commit log in (the sampler watches their disks)."""
 
     name: str
     address: str
     pid: Callable[[], int | None]
+    storage: tuple[str, ...] = ()
 
 
 def _reason(err: BaseException | str) -> tuple[str, str]:
@@ -102,7 +104,7 @@ def _reason(err: BaseException | str) -> tuple[str, str]:
     return "network", (getattr(err, "strerror", None) or text).lower()
 
 
-HINTS = {"auth": "check CASSPERF_USERNAME / CASSPERF_PASSWORD (README: your own cluster)",
+HINTS = {"auth": "check CASSPERF_USERNAME / CASSPERF_PASSWORD (docs/guides/your-cluster.md)",
          "tls": "check that CASSPERF_SSL_CA names the CA that signed the nodes' certificates",
          "network": "check that the nodes are up and the contact points and port are right"}
 
@@ -197,14 +199,22 @@ class ClusterHandle(ABC):
         return Cluster(**kwargs)
 
     def session(self, keyspace: str | None = None) -> Session:
-        """A cached driver session (one driver Cluster per handle)."""
+        """A cached driver session (one driver Cluster per handle). A connection that fails leaves
+        no driver behind: the driver shuts itself down when its control connection cannot connect,
+        and a cached one would answer every later call "Cluster is already shut down"."""
+        if self._driver is not None and self._driver.is_shutdown:
+            self.close()
         if self._driver is None:
             self._driver = self.driver_cluster()
         if keyspace not in self._sessions:
             try:
                 self._sessions[keyspace] = self._driver.connect(keyspace)
             except NoHostAvailable as exc:
+                self.close()
                 raise ClusterError(connect_error_line(self.contact_points, self.port, exc.errors)) from None
+            except Exception:
+                self.close()
+                raise
             self._warn_if_credentials_unused()
         return self._sessions[keyspace]
 

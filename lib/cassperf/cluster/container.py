@@ -156,6 +156,10 @@ class ContainerCluster(LocalCluster):
             if kwargs.get(key) is not None:
                 raise ConfigError(f"ContainerCluster: {key} is not for container nodes (java= picks the JRE of "
                                   "the root filesystem; the nodes share one namespace)")
+        for key in ("page_cache_mb", "read_mb_s", "read_iops"):
+            if kwargs.get(key) is not None:
+                raise ConfigError(f"ContainerCluster: {key} is not for container nodes (their cgroups are podman's: "
+                                  "limits=Limits(memory_mb=...) bounds a container's memory)")
         super().__init__(name, topology, version, **kwargs)
         self.java_major = java
         self.limits = limits or pm.Limits()

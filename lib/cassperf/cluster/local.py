@@ -41,15 +41,17 @@ from typing import Any
 
 import pandas as pd
 import psutil
+import yaml
 
 from cassperf import config
 from cassperf.cluster import jars as jarmod
-from cassperf.cluster import netns, owners, process, role_manager
+from cassperf.cluster import cgroups, netns, owners, process, role_manager
 from cassperf.certs import write_private
 from cassperf.cluster.access import ClusterAccess, ensure_access
 from cassperf.cluster.base import ClusterHandle, CredentialsProvider, LocalNodeRef
 from cassperf.cluster.java import Java, check_java_for, java_info
 from cassperf.cluster.jolokia import JolokiaClient, JolokiaEndpoint
+from cassperf.cluster.node_bounds import NodeBounds
 from cassperf.cluster.nodeconf import (
     CLIENT_JPMS,
     JvmSettings,
@@ -110,6 +112,15 @@ class LocalNode:
                 PortUse("127.0.0.1", self.ports.jmx, f"JMX port of {n}"),
                 PortUse(self.address, self.ports.jolokia, f"Jolokia port of {n}")]
 
+    def storage_folders(self) -> list[Path]:
+        """The folders the node keeps its data and commit log in: as its cassandra.yaml says (the
+        user's overrides included), else the node folder's defaults."""
+        try:
+            conf = yaml.safe_load((self.layout.conf / "cassandra.yaml").read_text()) or {}
+        except (OSError, yaml.YAMLError):
+            conf = {}
+        return _storage_folders(conf) or [self.layout.data, self.layout.commitlog]
+
     def log_tail(self, lines: int = 30) -> str:
         out = []
         for path in (self.layout.system_log, self.layout.stdout_log):
@@ -148,6 +159,14 @@ class LocalCluster(ClusterHandle):
                     from first_address (which still sets the JMX ports): a site on a network of
                     its own, e.g. a network namespace this process runs in (`ip netns exec`)
                     whose interface carries them. Not with inter_dc_rtt_ms.
+    page_cache_mb   bound each node's page cache to this many MiB: every node runs in a memory
+                    cgroup of its own whose limit follows its own memory plus the bound
+                    (cluster.cgroups: heap resident from the start, no OOM kill); None: no bound.
+                    Needs root and cgroups; where the machine refuses, `bounds.problem` says why in
+                    one line and the nodes run unbounded. `bounds_line()` is what a report states,
+                    `node_bounds()` each node's limit, own memory and page cache now.
+    read_mb_s, read_iops  throttle each node's reads of the disk under its data and commit log
+                    folders (block I/O cgroup: a slower disk); None: no throttle.
 
     CQL asks for the cluster's role (`cassperf`, a superuser; its password in
     <cluster>/access/cql.credentials); every client of the workbook uses it by itself.
@@ -161,7 +180,8 @@ class LocalCluster(ClusterHandle):
                  root: Path | None = None, start_timeout_s: float = 180.0,
                  inter_dc_rtt_ms: float | None = None, java_home: Path | str | None = None,
                  scratch: Path | str | None = None, tls: bool = False,
-                 node_addresses: list[str] | None = None) -> None:
+                 node_addresses: list[str] | None = None, page_cache_mb: int | None = None,
+                 read_mb_s: float | None = None, read_iops: int | None = None) -> None:
         super().__init__()
         if not name or not all(c.isalnum() or c in "-_" for c in name):
             raise ConfigError(f"cluster name {name!r}: use letters, digits, '-' and '_'")
@@ -205,6 +225,8 @@ class LocalCluster(ClusterHandle):
         self.say: Callable[[str], None] = owners.say
         #: that line, when start() adopted this cluster from a dead owner; else None
         self.adopted: str | None = None
+        #: each node's page-cache bound and read throttle (cluster.node_bounds)
+        self.bounds = NodeBounds(self.owner_key, page_cache_mb, read_mb_s, read_iops, say=lambda line: self.say(line))
 
     # -- ClusterHandle -------------------------------------------------------------------------
     @property
@@ -271,7 +293,8 @@ class LocalCluster(ClusterHandle):
                 "authentication": "PasswordAuthenticator" if self.authenticated else "none",
                 "tls": self.tls_enabled, "snitch": "GossipingPropertyFileSnitch",
                 "nodes": [{"name": n.name, "address": n.address, "dc": n.spec.dc, "rack": n.spec.rack} for n in self.nodes],
-                **({"network": self.network.describe()} if self.network is not None else {})}
+                **({"network": self.network.describe()} if self.network is not None else {}),
+                **self.bounds_state()}
 
     # -- lookup --------------------------------------------------------------------------------
     def node(self, node: str | int | LocalNode) -> LocalNode:
@@ -354,9 +377,7 @@ class LocalCluster(ClusterHandle):
         tls = ensure_cluster_tls(self.root, [(n.name, n.address) for n in self.nodes]) if self.tls_enabled else None
         self._write_cqlshrc(access)
         self.root.mkdir(parents=True, exist_ok=True)
-        (self.root / "cluster.json").write_text(json.dumps({**self._state(), "heap_mb": self.heap_mb,
-                                                            "yaml_overrides": self.yaml_overrides,
-                                                            "jvm_options": self.jvm_options}, indent=2))
+        self._write_cluster_json()
         self._take_over(self._claim())
         seeds = [n.address for n in self.nodes if n.spec.seed]
         classpath = jars.classpath()
@@ -368,13 +389,51 @@ class LocalCluster(ClusterHandle):
             yaml_conf = cassandra_yaml(self.name, node.spec, seeds, node.layout, node.ports, self.yaml_overrides,
                                        security=security)
             write_node_conf(node.layout, yaml_conf, node.spec)
+            self.bounds.prepare({node.name: _storage_folders(yaml_conf)})
+            self._claim()                          # its cgroups are in the owner record before it starts
+            node_jvm = dataclasses.replace(jvm, cluster=[*jvm.cluster, *self.bounds.jvm_options()])
             cmd = server_command(java.executable, classpath, jars.jamm, jolokia, node.spec, node.layout, node.ports,
-                                 jvm, access)
+                                 node_jvm, access)
             self._start_node(node, cmd, timeout_s or self.start_timeout_s)
+            self.bounds.govern(node.name)
             self._claim()
+        if self.bounds.asked:
+            self._write_cluster_json()             # with what the bounds came to
         if len(self.nodes) > 1:
             self._wait_for_ring(timeout_s or self.start_timeout_s)
         return self
+
+    def _write_cluster_json(self) -> None:
+        (self.root / "cluster.json").write_text(json.dumps({**self._state(), "heap_mb": self.heap_mb,
+                                                            "yaml_overrides": self.yaml_overrides,
+                                                            "jvm_options": self.jvm_options,
+                                                            **self.bounds.describe()}, indent=2))
+
+    def bounds_state(self) -> dict[str, Any]:
+        """The nodes' bounds as their starter recorded them (cluster.json: page_cache_mb, read_mb_s,
+        read_iops, the line a report states, a problem), else as this handle asks them."""
+        if not self.bounds.cgroups and self.bounds.problem is None:
+            try:
+                recorded = json.loads((self.root / "cluster.json").read_text())
+            except (OSError, ValueError):
+                recorded = {}
+            if "bounds" in recorded and any(n.is_running() for n in self.nodes):
+                return {k: recorded.get(k) for k in ("page_cache_mb", "read_mb_s", "read_iops", "bounds",
+                                                     "bounds_problem", "throttled_disks") if k in recorded}
+        return self.bounds.describe()
+
+    def bounds_line(self) -> str:
+        """What a report states of the nodes' page cache and disk, one line (cgroups.bound_line):
+        "page cache bound 64 MiB per node (memory cgroup)", or what could not be bounded and why."""
+        state = self.bounds_state()
+        return str(state.get("bounds") or self.bounds.line())
+
+    def node_bounds(self) -> list[cgroups.NodeBound]:
+        """Each running node's page-cache bound now (limit, own memory, page cache, room), read
+        from its cgroup; [] for nodes without a bound."""
+        bound = self.bounds_state().get("page_cache_mb")
+        reader = self.bounds if bound == self.bounds.page_cache_mb else NodeBounds(self.owner_key, bound)
+        return reader.node_bounds({n.name: n.pid() for n in self.nodes})
 
     def _wait_for_ring(self, timeout_s: float) -> None:
         """Wait until every node knows every other node with its DC and tokens (system.peers_v2):
@@ -424,8 +483,8 @@ class LocalCluster(ClusterHandle):
 
     def _spawn(self, node: LocalNode, cmd: list[str]) -> subprocess.Popen | Any:
         """Start the node's server command (in its DC's namespace, if any); the handle has pid and poll()."""
-        return process.spawn(self.dc_command(node.spec.dc, cmd), node.layout.root, node.layout.stdout_log,
-                             node.layout.pid_file)
+        return process.spawn(self.dc_command(node.spec.dc, self.bounds.command(node.name, cmd)), node.layout.root,
+                             node.layout.stdout_log, node.layout.pid_file)
 
     # -- stop ----------------------------------------------------------------------------------
     def stop(self, timeout_s: float = 60.0) -> list[str]:
@@ -439,7 +498,9 @@ class LocalCluster(ClusterHandle):
             if pid is not None:
                 pids[pid] = n.layout.root
                 stopped.append(n)
+        node_cgroups = self._cgroup_folders(pids)
         killed = process.terminate(pids, timeout_s)
+        self.bounds.release(node_cgroups)
         for n in self.nodes:
             if n.popen is not None:
                 n.popen.poll()
@@ -494,9 +555,21 @@ class LocalCluster(ClusterHandle):
                     started = psutil.Process(pid).create_time()
             nodes.append({"name": n.name, "address": n.address, "folder": str(n.layout.root),
                           "pid_file": str(n.layout.pid_file), "pid": pid, "started": started})
+        old = owners.read("cluster", self.owner_key)
+        folders = sorted({*(old.data.get("cgroups") or [] if old is not None else []), *self.bounds.folders()})
         return {"name": self.name, "folder": str(self.root), "state": {**self._state(), "heap_mb": self.heap_mb},
                 "network": self.network.id if self.network is not None else None, "nodes": nodes,
-                "scratch": str(self.scratch) if self.scratch is not None else None}
+                "scratch": str(self.scratch) if self.scratch is not None else None,
+                **({"cgroups": folders} if folders else {})}
+
+    def _cgroup_folders(self, pids: dict[int, Path]) -> list[str]:
+        """The node cgroups of this cluster's nodes: those the running nodes are in, and those its
+        owner record names (a node that died left its cgroup behind)."""
+        names = {pid: n.name for n in self.nodes if (pid := n.pid()) is not None}
+        found = [str(f) for pid in pids if (c := cgroups.of_process(pid, names.get(pid, ""))) is not None
+                 for f in c.folders]
+        record = owners.read("cluster", self.owner_key)
+        return found + list(record.data.get("cgroups") or [] if record is not None else [])
 
     def _claim(self) -> owners.Owner | None:
         """Record this cluster as this process's (or refresh the pids of a live owner's); the dead
@@ -522,10 +595,20 @@ class LocalCluster(ClusterHandle):
         if self.network is not None:
             self.network.claim()
         self._take_over(taken)
+        for n in self.nodes:                      # its bounded nodes are governed from here on
+            pid = n.pid()
+            found = cgroups.of_process(pid, n.name) if pid is not None else None
+            if found is not None:
+                self.bounds.govern(n.name, found)
 
     def keep(self, by: str) -> None:
         """Hand the cluster and its DC network to the user (`by`: what did, e.g. "cassperf cluster
-        start"): no run reaps them; they run until `stop()` / `cassperf cluster stop`."""
+        start"): no run reaps them; they run until `stop()` / `cassperf cluster stop`. A page-cache
+        bound is lifted (no process would follow the nodes' memory any more), and said."""
+        lifted = self.bounds.lift()
+        if lifted:
+            self.say(f"cluster {self.name} is kept ({by}): the page-cache limits of {', '.join(lifted)} are lifted, "
+                     "since no process follows their memory any more")
         owners.keep("cluster", self.owner_key, by)
         if self.network is not None:
             owners.keep("network", self.network.id, by)
@@ -639,7 +722,7 @@ class LocalCluster(ClusterHandle):
         return JolokiaClient(endpoint)
 
     def local_nodes(self) -> list[LocalNodeRef]:
-        return [LocalNodeRef(n.name, n.address, n.pid) for n in self.nodes]
+        return [LocalNodeRef(n.name, n.address, n.pid, tuple(str(f) for f in n.storage_folders())) for n in self.nodes]
 
     # -- distance between data centers (inter_dc_rtt_ms; cassperf.cluster.netns) ---------------
     def _place_on(self, addresses: list[str]) -> list[str]:
@@ -741,6 +824,14 @@ class LocalCluster(ClusterHandle):
         if self.network is None:
             return list(argv)
         return self.network.command(dc, argv)
+
+
+def _storage_folders(yaml_conf: dict[str, Any]) -> list[Path]:
+    """The folders a node reads and writes its data in (data_file_directories, commit log)."""
+    folders = [Path(p) for p in yaml_conf.get("data_file_directories") or []]
+    if yaml_conf.get("commitlog_directory"):
+        folders.append(Path(yaml_conf["commitlog_directory"]))
+    return folders
 
 
 def _cqlsh_executable() -> str:

@@ -61,6 +61,7 @@ import psutil
 
 from cassperf.cluster import owners
 from cassperf.cluster.jolokia import JolokiaEndpoint
+from cassperf.constraints import Real
 from cassperf.errors import ClusterError, ConfigError
 
 PREFIX = "cassperf-"
@@ -273,7 +274,7 @@ class DcNetwork:
 
     def __init__(self, cluster: str, dcs: list[str], nodes: list[tuple[str, str]], first_address: str,
                  rtt_ms: float, state_dir: Path) -> None:
-        if isinstance(rtt_ms, bool) or not isinstance(rtt_ms, (int, float)) or not 0 < rtt_ms <= 10_000:
+        if not Real(0, 10_000, low_open=True).accepts(rtt_ms):
             shown = f"{rtt_ms:g}" if isinstance(rtt_ms, (int, float)) else repr(rtt_ms)
             raise ConfigError(f"inter_dc_rtt_ms={shown}: expected a round-trip time in ms, 0 < RTT <= 10000")
         if len(dcs) < 2:

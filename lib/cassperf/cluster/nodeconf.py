@@ -227,11 +227,10 @@ def jmx_auth_options(access: ClusterAccess) -> list[str]:
 
 #: Not Cassandra's: the JIT compiles hot code after a tenth of HotSpot's usual invocation counts,
 #: so that its work lands in the warm-up rather than in the measured runs. An embedded cluster
-#: shares few cores with the client, and there the C2 compiler threads of 3 nodes took 57-102%
-#: of a core through 01's loads and warm-up and 11-67% through its block 1 (their CPU from
-#: /proc every 5 s, 2026-11-26): 01's runs went from 0.46 to 1.81 of their arm's mean from block
-#: 1 to block 3 (LOCAL_QUORUM reads on RF 3: 677, 1,849, 2,717 ops/s). With it the same study's
-#: runs stayed within 0.85-1.12 of their arm's mean and its A/A MDE fell from ±50-157% to ±22%.
+#: shares few cores with the client, and there the C2 compiler threads of 3 nodes took most of a
+#: core well into the first measured block, which made block 1's runs a fraction of later blocks';
+#: with it a study's runs stay near their arm's mean and the A/A MDE shrinks several times
+#: (docs/measurements.md).
 #: The code the JIT ends with is C2's either way; only when it compiles moves. A user's own
 #: jvm_options come later on the line and win (-XX:CompileThresholdScaling=1.0 undoes it).
 EMBEDDED_JIT = ["-XX:CompileThresholdScaling=0.1"]

@@ -34,6 +34,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from cassperf.constraints import Whole
 from cassperf.errors import ClusterError, ConfigError
 
 PODMAN = "podman"
@@ -59,8 +60,7 @@ class Limits:
     def __post_init__(self) -> None:
         if self.cpus is not None and (isinstance(self.cpus, bool) or not self.cpus > 0):
             raise ConfigError(f"container limits: cpus={self.cpus!r}: expected a number of cores > 0, or None")
-        if self.memory_mb is not None and (isinstance(self.memory_mb, bool) or not isinstance(self.memory_mb, int)
-                                           or self.memory_mb < 1):
+        if self.memory_mb is not None and not Whole(1).accepts(self.memory_mb):
             raise ConfigError(f"container limits: memory_mb={self.memory_mb!r}: expected whole MB >= 1, or None")
 
     @property

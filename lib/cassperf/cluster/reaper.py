@@ -6,7 +6,8 @@ Every entry point calls :func:`reap` before it starts anything (the report pipel
 dead (not alive, not kept), newest clean-up first:
 
 - a cluster: its nodes are stopped (SIGTERM, then SIGKILL; only pids whose command line carries
-  the node's marker), its DC network removed, its scratch folder (data on tmpfs) deleted;
+  the node's marker), its DC network removed, its scratch folder (data on tmpfs) deleted, its
+  nodes' cgroups (a page-cache bound, cassperf.cluster.cgroups) removed;
 - a DC network: its delay router ended, its namespaces deleted;
 - a loop filesystem: unmounted, its loop device detached, its backing file deleted.
 
@@ -24,7 +25,7 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
-from cassperf.cluster import netns, owners, process
+from cassperf.cluster import cgroups, netns, owners, process
 from cassperf.cluster.owners import Record
 from cassperf.errors import CassperfError
 
@@ -65,14 +66,17 @@ def _release_cluster(record: Record) -> str | None:
     network = _network_text(record.data.get("network"))
     scratch = Path(record.data["scratch"]) if record.data.get("scratch") else None
     scratch = scratch if scratch is not None and scratch.name.startswith("cassperf-") and scratch.is_dir() else None
+    folders = [f for f in record.data.get("cgroups") or [] if Path(f).is_dir()]
     if cluster is None or running == "no node running":
         running = ", ".join(f"pid {pid}" for pid in strays) or running
-    if running == "no node running" and not network and scratch is None:
+    if running == "no node running" and not network and scratch is None and not folders:
         owners.remove("cluster", record.key)
         return None
     if cluster is not None:
-        cluster.stop(timeout_s=30)
+        cluster.stop(timeout_s=30)                # removes the cgroups the record names, too
     process.terminate(strays, timeout_s=30)       # pids whose pid file is gone (only ours: by marker)
+    left = [f for f in folders if Path(f).is_dir()]
+    removed = [f for f in folders if not Path(f).is_dir()] + [str(f) for f in cgroups.remove(left)]
     if record.data.get("network"):
         netns.remove_leftovers(record.data["network"])
     if scratch is not None:
@@ -80,7 +84,8 @@ def _release_cluster(record: Record) -> str | None:
     owners.remove("cluster", record.key)
     what = f"cluster {record.data.get('name')} ({running}) in {record.data['folder']}"
     done = (["stopped"] if running != "no node running" else []) + ([f"removed its {network}"] if network else []) \
-        + ([f"deleted {scratch}"] if scratch else [])
+        + ([f"deleted {scratch}"] if scratch else []) \
+        + ([f"removed its node cgroups ({len(removed)} folders)"] if removed else [])
     return owners.found(what, record.owner, ", ".join(done))
 
 

@@ -21,7 +21,8 @@ from cassperf.errors import ConfigError
 
 #: The parameters a notebook uses to declare its cluster.
 CLUSTER_PARAMETERS = ("contact_points", "local_dc", "cluster_name", "first_address", "cluster_topology",
-                      "cluster_heap_mb", "cassandra_version", "inter_dc_rtt_ms")
+                      "cluster_heap_mb", "cassandra_version", "inter_dc_rtt_ms", "cluster_page_cache_mb",
+                      "cluster_read_mb_s", "cluster_read_iops")
 
 
 def cluster_name_for(base: str, topology: str, inter_dc_rtt_ms: float | None = None) -> str:
@@ -53,14 +54,20 @@ def distance_problem(inter_dc_rtt_ms: float | None) -> str | None:
 
 def study_cluster(*, contact_points: str = "", local_dc: str | None = None, cluster_name: str = "cassperf",
                   first_address: str = "127.0.0.1", cluster_topology: str = "dc1:1", cluster_heap_mb: int = 1024,
-                  cassandra_version: str | None = None, inter_dc_rtt_ms: float | None = None, start: bool = True,
-                  **local_options: Any) -> ClusterHandle:
+                  cassandra_version: str | None = None, inter_dc_rtt_ms: float | None = None,
+                  cluster_page_cache_mb: int | None = None, cluster_read_mb_s: float | None = None,
+                  cluster_read_iops: int | None = None, start: bool = True, **local_options: Any) -> ClusterHandle:
     """A RemoteCluster when ``contact_points`` names one (credentials from the environment),
     else the embedded LocalCluster of this shape, started or reused (``start=False``: not
     started, e.g. for analyse_only; before a start, what dead owners left is released and a running
     cluster of this shape that a dead owner left is adopted: cassperf.cluster.reaper). ``inter_dc_rtt_ms`` (> 0): the DCs of the embedded cluster
     live that round trip apart (LocalCluster(inter_dc_rtt_ms=...); 0 or None: no distance; where
     this machine cannot, see distance_problem, the cluster has none: the study says so).
+    ``cluster_page_cache_mb``: each embedded node's page cache bound to that many MiB (0 or None:
+    no bound), and
+    ``cluster_read_mb_s`` / ``cluster_read_iops`` its disk reads throttled (LocalCluster's
+    page_cache_mb, read_mb_s, read_iops; where the machine refuses, the cluster's
+    ``bounds_line()`` says so); a named cluster keeps its own memory and disks.
     ``local_options`` go to LocalCluster (yaml_overrides, jvm_options, ...)."""
     if contact_points.strip():
         from cassperf.cluster.remote import RemoteCluster
@@ -71,7 +78,8 @@ def study_cluster(*, contact_points: str = "", local_dc: str | None = None, clus
     rtt = float(inter_dc_rtt_ms) if inter_dc_rtt_ms and distance_problem(inter_dc_rtt_ms) is None else None
     cluster = LocalCluster(cluster_name_for(cluster_name, cluster_topology, rtt), cluster_topology,
                            version=cassandra_version or DEFAULT_VERSION, heap_mb=cluster_heap_mb,
-                           first_address=first_address, inter_dc_rtt_ms=rtt, **local_options)
+                           first_address=first_address, inter_dc_rtt_ms=rtt, page_cache_mb=cluster_page_cache_mb or None,
+                           read_mb_s=cluster_read_mb_s or None, read_iops=cluster_read_iops or None, **local_options)
     if not start:
         return cluster
     from cassperf.cluster.reaper import reap

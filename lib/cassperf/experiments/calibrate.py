@@ -7,9 +7,9 @@ would carry that into its comparison. The cluster is loaded in steps of ``step_s
 throughput stops rising: :func:`warm_up_done` is true once the best of the last ``LAST`` steps is
 no more than ``RISE_PCT`` above the best step before them (at least ``MIN_STEPS`` steps; at most
 ``max_steps``). The steps are stored runs (role=warmup); the report draws their curve. Why 3 of
-at least 6: the first steps of a cold JVM rise in bursts as the JIT compiles, and with the last
-two of at least 3 the 01 study of make report at f81db58 stopped after 218, 434, 358, 336 ops/s,
-while the same study the run before rose for 12 steps (250 -> 2,347 ops/s).
+at least 6: the first steps of a cold JVM rise in bursts as the JIT compiles, and a rule on the
+last two of at least 3 stopped 01's warm-up after a dip at 4 steps where the same study otherwise
+rose for 12 (docs/measurements.md).
 
 Calibration. Closed-loop steps at 1, 2, 4, ... requests in flight, each ``calibrate_s``
 seconds; the ladder stops when neither of the last two doublings got ``FLAT_GAIN_PCT`` above the
@@ -80,7 +80,7 @@ def knee(points: Sequence[tuple[int, float]], share: float = KNEE_SHARE) -> int:
     return min(c for c, rate in points if rate >= share * best)
 
 
-def calibrate(measure: Callable[[int], float], op: str, max_concurrency: int = MAX_CONCURRENCY,
+def find_knee(measure: Callable[[int], float], op: str, max_concurrency: int = MAX_CONCURRENCY,
               log: Callable[[str], None] = lambda s: None) -> Calibrated:
     """Run the ladder (``measure(concurrency)`` returns ops/s) and return what it found."""
     points: list[tuple[int, float]] = []

@@ -46,6 +46,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from cassperf.constraints import Whole, check
 from cassperf.errors import ConfigError
 from cassperf.experiments.cluster_recipe import handle_recipe, make_handle
 from cassperf.workload.spec import WorkloadSpec
@@ -77,8 +78,7 @@ def locations(dcs: Sequence[str], clients_per_dc: int = 1, client_hosts: str | M
         -> list[Location]:
     """The client locations: ``clients_per_dc`` local ones per DC, or the hosts ``client_hosts``
     names per DC (``"dc1=vm-a+vm-b,dc2=vm-c"`` or ``{"dc1": ["vm-a", "vm-b"], ...}``)."""
-    if isinstance(clients_per_dc, bool) or not isinstance(clients_per_dc, int) or clients_per_dc < 1:
-        raise ConfigError(f"clients_per_dc={clients_per_dc!r}: expected a whole number >= 1")
+    check("clients_per_dc", clients_per_dc, Whole(1))
     hosts = parse_client_hosts(client_hosts) if isinstance(client_hosts, str) else \
         {dc: list(h) for dc, h in client_hosts.items()}
     unknown = [dc for dc in hosts if dc not in dcs]

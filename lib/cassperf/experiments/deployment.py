@@ -1,4 +1,4 @@
-"""The deployment comparison (../shared/studies/003_*: cassandra-stress write, read and mixed at
+"""The deployment comparison (the published study: cassandra-stress write, read and mixed at
 a fixed 16 threads against each deployment of Cassandra on one machine, row rate per
 deployment, one table per machine) on the Study contract.
 
@@ -27,7 +27,7 @@ The deployments' nodes share the machine's cores, and a node goes on working aft
 ``quiet_max_s``, until every deployment's node is idle (cassperf.experiments.quiet), so that no
 run carries the work the run before left.
 
-Labels: deployment, machine, op, threads, and what was measured about the deployment before it
+Labels: deployment, machine, op, concurrency, and what was measured about the deployment before it
 started: cassandra (version), java (major of the runtime found), data_fs (the data folder's
 filesystem type). The sampler reads the same things on every deployment (no JMX): the nodes'
 process CPU (for node CPU per 1,000 rows) and CQL virtual tables, so no deployment pays for
@@ -46,12 +46,17 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
+from cassperf.constraints import Whole
 from cassperf.errors import ConfigError
 from cassperf.experiments.study import Arm, Calibrated, Preparation, Study
 from cassperf.workload.spec import Ratio, WorkloadSpec
 
 STUDY = "deployment-comparison"
-SOURCE = "../shared/studies/003_854608a88be1fc82.txt"
+#: the published study, by its title and what it was
+SOURCE = ('"Performance Comparison"'
+          " (a comparison of Cassandra 3.11.16 deployments (Windows, WSL, WSL on a Windows drive, Ubuntu, "
+          "Docker) on four machines: cassandra-stress write, read and mixed at 16 threads over 500,000,000 "
+          "rows)")
 STORAGES = ("disk", "tmpfs", "container")
 OPS = ("write", "read", "mixed")
 _TOKEN = re.compile(r"(?P<version>\d+\.\d+\.\d+):java(?P<java>\d+):(?P<storage>[a-z]+)")
@@ -211,21 +216,21 @@ class DeploymentStudy(Study):
     name: ClassVar[str] = STUDY
     title: ClassVar[str] = "Deployment comparison"
     source: ClassVar[str] = SOURCE
-    REPORT: ClassVar[str] = "cassperf.experiments.deployment_report"
+    ANALYSIS: ClassVar[str] = "cassperf.experiments.deployment_analysis:DeploymentAnalysis"
     NOT_IN_PLAN: ClassVar[tuple[str, ...]] = ("experiment", "repeats", "cluster_name", "first_address",
                                               "cluster_heap_mb", "tmpfs_dir", "contact_points", "imported_filter")
     SAMPLER: ClassVar[dict[str, Any]] = {"jmx": "none", "interval_s": 1.0}
     OWN_CLUSTERS: ClassVar[bool] = True
 
-    repeats: int = 6            # 3 blocks: writes' spread of 11.7% a run and 4 df gave an MDE of ±56% (make report
-                                # at 9ba707f); 6 blocks, 10 df: about 0.59x
+    repeats: int = 6            # blocks: at writes' 12% run-to-run spread 3 blocks left an MDE of about ±56%; 6
+                                # give about 0.59x of it (docs/measurements.md)
     deployments: str = "5.0.6:java17:disk,5.0.6:java17:tmpfs,5.0.6:java17:container"
     rows: int = 20_000          # keys loaded per deployment (the study: 500,000,000)
     threads: int = 0            # requests in flight; 0: calibrated, below the knee (the study: -rate threads=16)
     workloads: Sequence[str] = ("write", "read")   # of OPS (the study: all three); mixed left out locally for time
-    warm_step_s: int = 4                            # reads were still warming through block 2 (15k ops/s in block 1,
-    warm_max_steps: int = 3                         # 29k in block 3): per deployment, three clusters to warm; 6
-                                                    # steps cost 44 s and still rose (4.9k -> 11.0k ops/s, 2b4f88e)
+    warm_step_s: int = 4                            # reads warm slowly here and three clusters share the cores:
+    warm_max_steps: int = 3                         # 3 steps of 4 s each, the warm pass does the rest (6 steps
+                                                    # cost 44 s and still rose: docs/measurements.md)
     warm_arm_s: int = 4                             # reads kept warming through block 1 with less (12-16k ops/s, 23k by block 3;
                                                     # at 2 s, a deployment's first read run drifted +40-56% and was left out)
     quiet_max_s: float = 8.0    # an idle deployment's C2 compiler ran at 0.3-1.0 core for up to 10 s after its
@@ -244,15 +249,13 @@ class DeploymentStudy(Study):
     container_cpus: float = 0.0         # cgroup CPU limit of a container deployment, cores (0: none, as docker run)
     container_memory_mb: int = 0        # cgroup memory limit, MB (0: none)
 
+    CONSTRAINTS: ClassVar[dict[str, Any]] = {"rows": Whole(1), "threads": Whole(0)}
+
     def __post_init__(self) -> None:
         super().__post_init__()
         bad = [w for w in self.workloads if w not in OPS]
         if bad or not self.workloads or len(set(self.workloads)) != len(self.workloads):
             raise ConfigError(f"workloads={list(self.workloads)!r}: expected some of {list(OPS)}, each once")
-        for name, low in (("rows", 1), ("threads", 0)):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < low:
-                raise ConfigError(f"{name}={v!r}: expected a whole number >= {low}")
         if self.contact_points.strip():
             if not self.deployment_name.strip():
                 raise ConfigError("deployment_name is empty: name the deployment your cluster is (e.g. Ubuntu, Docker)")
@@ -371,12 +374,12 @@ class DeploymentStudy(Study):
         out = []
         for name in self.context_names():
             f = found.get(name)
-            labels = {"deployment": name, "machine": self.machine_label, "threads": str(threads),
+            labels = {"deployment": name, "machine": self.machine_label, "concurrency": str(threads),
                       "cassandra": f.deployment.version if f else "", "java": str(f.deployment.java) if f else "",
                       "data_fs": str(f.data_fs) if f else ""}
             if f is not None and f.deployment.storage == "container":
                 labels["container_limits"] = self.limits.label
-            out += [Arm(f"{name} {op}", {**labels, "op": op}, spec=self.spec(op, threads), context=name)
+            out += [Arm(f"{name} {op}", {**labels, "op": op}, spec=self.spec(op, threads), context=name, tool=self.tool)
                     for op in OPS if op in self.workloads]
         return out
 
@@ -388,7 +391,7 @@ class DeploymentStudy(Study):
 
 # -- the published tables ----------------------------------------------------------------------
 
-#: The published tables (../shared/studies/003_*, Cassandra 3.11.16, 500,000,000 rows, 16
+#: The published tables (the published study, Cassandra 3.11.16, 500,000,000 rows, 16
 #: threads): machine -> (hardware as published, [(deployment, write, read, mixed row/s)]);
 #: None where the study shows "-".
 PUBLISHED: dict[str, tuple[str, list[tuple[str, int | None, int | None, int | None]]]] = {

@@ -6,6 +6,9 @@ In order, every step recorded in the study's record (``<runs>/.studies/<study>--
 1. ``study.check_cluster(cluster)`` refuses a cluster the plan cannot run on, before any load.
 2. What a killed run left is released (cassperf.cluster.reaper), then the study's contexts open
    (its clusters: one per deployment, a loop filesystem ...) and its runner (client placement).
+   The first time, each context's cluster is kept in the record as it names itself, with the
+   keyspaces it held then (``clusters``: what the study creates there is its own, for
+   ``cassperf clean``).
 3. Preparations (role=load): the rows the arms read, once per plan; skipped while stored and
    their keyspace exists.
 4. Warm-up (role=warmup), on every context, each time the executor has runs to make: steps of
@@ -44,7 +47,7 @@ import pandas as pd
 
 from cassperf import config
 from cassperf.errors import ConfigError
-from cassperf.experiments.calibrate import calibrate, warm_up
+from cassperf.experiments.calibrate import find_knee, warm_up
 from cassperf.experiments.quiet import Quiet, wait_quiet
 from cassperf.experiments.runner import PartialRun
 from cassperf.experiments.schedule import Slot, schedule
@@ -202,6 +205,30 @@ class _Executor:
                                warmup_s=self.study.warmup_s if warmup_s is None else warmup_s, sample=sample,
                                sampler=self.study.SAMPLER, **profiled)
 
+    def note_clusters(self) -> None:
+        """Each context's cluster as it names itself and the keyspaces it held, kept in the record
+        (``clusters``) the first time the plan runs there: what the study then creates there is
+        its own (cassperf.experiments.made, ``cassperf clean``)."""
+        from cassperf.experiments.made import cluster_identity
+
+        known = self.record.data.setdefault("clusters", {})
+        for name, cluster in self.contexts.items():
+            if name not in known:
+                known[name] = cluster_identity(cluster)
+        self.record.save()
+
+    def measure_setting(self) -> None:
+        """Each context's page-cache bound and its keyspaces' data per node (experiments.setting),
+        kept in the record (``setting``), measured each execution once the data is loaded."""
+        from cassperf.experiments.setting import measure_setting
+
+        keyspaces: dict[str, list[str]] = {}
+        for prep in self.study.preparations():
+            keyspaces.setdefault(prep.context, []).append(prep.spec.keyspace)
+        self.record.data["setting"] = {name: measure_setting(c, keyspaces.get(name, []))
+                                       for name, c in self.contexts.items()}
+        self.record.save()
+
     def prepare(self) -> None:
         """Preparations (role=load), skipped while stored and their keyspace exists."""
         present = {name: _keyspaces(c) for name, c in self.contexts.items()}
@@ -265,7 +292,7 @@ class _Executor:
         self.say(f"warm pass: every arm once for {seconds} s, unmeasured ({time.monotonic() - t:.0f} s)")
         self.record.save()
 
-    def calibrate(self) -> Calibrated | None:
+    def find_knee(self) -> Calibrated | None:
         """The knee, found once per plan and kept in the record."""
         found = self.record.calibrated
         spec = self.study.calibration_spec()
@@ -281,7 +308,7 @@ class _Executor:
             runs.extend(ids)
             return _rate(self.root, ids)
 
-        found = calibrate(at, spec.op, log=self.say)
+        found = find_knee(at, spec.op, log=self.say)
         self.record.data["calibration"] = {**found.to_json(), "runs": runs, "step_s": self.study.calibrate_s}
         self.say(found.note)
         self.record.save()
@@ -394,6 +421,7 @@ def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
     with study.contexts(cluster) as contexts, study.runner(contexts) as runner, \
             (Profiler() if study.profile else nullcontext()) as profiler:
         ex = _Executor(study, contexts, runner, root, record, log, profiler)
+        ex.note_clusters()
         notes = study.setting_notes()
         if notes:
             record.data["notes"] = notes
@@ -406,7 +434,8 @@ def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
         if found:
             record.data.setdefault("baseline", []).append({"utc": _now(), **found})
             record.save()
-        arms, order = ex.arms(ex.calibrate())
+        ex.measure_setting()
+        arms, order = ex.arms(ex.find_knee())
         ex.warm_arms(arms)
         by_name = {a.name: a for a in arms}
         bar = None

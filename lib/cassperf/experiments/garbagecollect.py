@@ -1,4 +1,4 @@
-"""The garbagecollect study (../shared/studies/002_*: `nodetool garbagecollect` on a live
+"""The garbagecollect study (the published study: `nodetool garbagecollect` on a live
 LeveledCompactionStrategy + LZ4 table under a fixed-rate read:write:delete = 5:4:1 load) on the
 Study contract.
 
@@ -39,6 +39,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from cassperf.constraints import Real, Whole, validate
 from cassperf.errors import ConfigError, NotAddressable
 from cassperf.cluster.jmx_ops import COMPACTION_PENDING, JmxOp, JmxOpsUnavailable, JmxSession
 from cassperf.experiments.node_actions import (
@@ -52,7 +53,10 @@ from cassperf.sampler.base import cluster_nodes
 from cassperf.workload.spec import Compaction, Compression, Ratio, Replication, WorkloadSpec
 
 STUDY = "garbagecollect"
-SOURCE = "../shared/studies/002_6b376ac37883ce99.txt"
+#: the published study, by its title and what it was
+SOURCE = ('"7019-Test: Perf Comparison [12/10 LCS]"'
+          " (a test note: nodetool garbagecollect on a 3-node cluster of 200+ GB per node in one LCS + LZ4 "
+          "table, under a 5:4:1 read:write:delete load at a fixed rate)")
 PHASES = {"garbagecollect": "garbagecollect", "placebo": "placebo"}
 PLACEBO_TABLE = "placebo_empty"
 
@@ -90,16 +94,16 @@ class GCStudy(Study):
     name: ClassVar[str] = STUDY
     title: ClassVar[str] = "nodetool garbagecollect on a live LCS + LZ4 table"
     source: ClassVar[str] = SOURCE
-    REPORT: ClassVar[str] = "cassperf.experiments.garbagecollect_report"
-    #: what garbagecollect leaves may carry into the runs after it (the mechanism is not shown): with
-    #: 4 random blocks (seed 1) the placebo ran right after it in 3 and its twin in 1, and the A/A
-    #: row found the twin's read latency +34.5% (p = 0.026) and +65.5% (p = 0.040) in two make
-    #: reports (9f1b055, 723ca55); all six orders once each put every arm after every other alike
+    ANALYSIS: ClassVar[str] = "cassperf.experiments.garbagecollect_analysis:GCAnalysis"
+    #: what garbagecollect leaves may carry into the runs after it (suspected, not shown): with 4
+    #: random blocks the placebo ran right after it more often than its A/A twin, and the A/A row
+    #: found the twin's read latency significantly higher in two make reports (docs/measurements.md);
+    #: all six orders once each put every arm after every other alike
     ALL_ORDERS: ClassVar[bool] = True
 
-    repeats: int = 6                    # garbagecollect's spread is its own (no pool): 3 blocks left 2 df, and
-                                        # rises of 5.6-6.8x at p = 0.058-0.084 (626280f); 4 blocks 3 df; 6 blocks
-                                        # are the six orders of the three arms once each (ALL_ORDERS)
+    repeats: int = 6                    # garbagecollect's spread is its own (no pool): 3 blocks leave 2 df, too
+                                        # few for rises of 6x to be significant; 6 blocks are the six orders of
+                                        # the three arms once each (ALL_ORDERS)
     keys: int = 40_000                  # rows loaded first (the study: 200+ GB per node)
     rate_ops_s: int = 0                 # fixed rate of the mixed load; 0: rate_share of the calibrated best
     rate_share: float = 0.25            # the fixed rate's share of the best closed-loop throughput
@@ -123,17 +127,13 @@ class GCStudy(Study):
     column_count: int = 5
     run_s: int = 0                      # derived: steady_s + window_s + tail_s
 
+    CONSTRAINTS: ClassVar[dict[str, Any]] = {
+        **{name: Whole(1) for name in ("keys", "concurrency", "steady_s", "window_s", "rf", "gc_jobs")},
+        **{name: Whole(0) for name in ("rate_ops_s", "tail_s", "compaction_mib_s")},
+        "rate_share": Real(0, 1, low_open=True, unit="a share", note="e.g. 0.5")}
+
     def __post_init__(self) -> None:
-        for name in ("keys", "concurrency", "steady_s", "window_s", "rf", "gc_jobs"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ConfigError(f"{name}={v!r}: expected a whole number >= 1")
-        for name in ("rate_ops_s", "tail_s", "compaction_mib_s"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ConfigError(f"{name}={v!r}: expected a whole number >= 0")
-        if not 0 < self.rate_share <= 1:
-            raise ConfigError(f"rate_share={self.rate_share!r}: expected a share in (0, 1], e.g. 0.5")
+        validate(self, self.CONSTRAINTS)       # its own first: run_s is derived from them
         if min(self.read, self.write, self.delete) < 0 or self.read + self.write + self.delete == 0:
             raise ConfigError(f"read:write:delete = {self.read}:{self.write}:{self.delete}: expected shares >= 0, "
                               f"not all 0 (the study: 5:4:1)")
@@ -179,10 +179,9 @@ class GCStudy(Study):
     def baseline(self, contexts: Mapping[str, Any], runner: Any) -> Mapping[str, Any] | None:
         """One garbagecollect of the table, unmeasured, after the warm-up and before the blocks.
         The first one collects everything overwritten and deleted since the load; without it block
-        1's operation window stood apart (read latency 67-124 ms against 3-34 ms in blocks 2 and
-        3 of the three make report runs of 2026-11-26), and that one block decided the spread of
-        every latency claim (p 0.047-0.065 with 16x rises). After it each measured one collects
-        what about one block's load left."""
+        1's operation window stood apart (read latency several times the other blocks'), and that
+        one block decided the spread of every latency claim (docs/measurements.md). After it each
+        measured one collects what about one block's load left."""
         cluster = next(iter(contexts.values()))
         jmx = _Jmx()
         t = time.monotonic()
@@ -215,7 +214,7 @@ class GCStudy(Study):
         arms = []
         for name in ("garbagecollect", "placebo"):
             jmx = _Jmx()
-            arms.append(Arm(name, {**labels, "operation": name}, spec=spec, before=self._settle(jmx),
+            arms.append(Arm(name, {**labels, "operation": name}, spec=spec, tool=self.tool, before=self._settle(jmx),
                             during=self._operation(name, jmx), sampler_tables=tables,
                             pool="" if name == "garbagecollect" else None))
         return arms

@@ -29,13 +29,11 @@ class Explored:
 
 
 def default_logs() -> Path:
-    """What the explorer reads when given no logs: the shared fixtures folder (real tool output,
-    ../shared/fixtures or CASSPERF_FIXTURES), or, on a machine without it, the repository's own
-    tests/fixtures (real tool output too)."""
+    """What the explorer reads when given no logs: the real tool output the repository carries
+    (tests/fixtures/public), or the folder CASSPERF_FIXTURES names."""
     from cassperf import config
 
-    shared = config.fixtures_dir()
-    return shared if shared.is_dir() else config.project_root() / "tests" / "fixtures"
+    return config.fixtures_dir()
 
 
 def explore(pattern: str | Path, store: Path) -> Explored:

@@ -1,4 +1,4 @@
-"""The multi-DC study (../shared/studies/001_*: two DCs ~27 ms apart, a client in each) on the
+"""The multi-DC study (the published study: two DCs ~27 ms apart, a client in each) on the
 Study contract.
 
 Keyspaces: per DC an independent ``<prefix><dc>rf1`` (``{dc: 1}``) and a replicated
@@ -20,7 +20,7 @@ shares this machine's cores). The arms from one DC are about the round trip (EAC
 the other DC, QUORUM reads need a replica there): a closed-loop client adds queueing to every
 operation as the cluster nears its best, which would hide the round trip, so they run light: at
 the smallest concurrency that calibration saw reach half the best throughput (``LIGHT_SHARE``),
-and the QUORUM sweep at x1, x2, x4 of it. Given thread counts are per client, as the study's.
+and the QUORUM sweep at x1 and x4 of it. Given thread counts are per client, as the study's.
 
 Clients are placed by the study's runner (cassperf.experiments.dc_runner: Dask, one worker per
 client location, per-report mutual TLS); every client's run is labelled part, op, threads, cl, rf
@@ -35,24 +35,22 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from cassperf.constraints import Items, Real, Whole
 from cassperf.errors import ConfigError
 from cassperf.experiments.study import Arm, Calibrated, Preparation, Study
 from cassperf.workload.spec import Ratio, Replication, WorkloadSpec
 
 STUDY = "multi-dc"
-SOURCE = "../shared/studies/001_ec95abec4e6348d3.txt"
+#: the published study, by its title and what it was
+SOURCE = ('"Measuring impact of multi-DC cross-region replication"'
+          " (a write-up of cassandra-stress runs on six nodes in each of two Azure regions about 27 ms apart, "
+          "with a ping and iperf3 baseline)")
 #: what the published study ran that a local run may leave out (said in the report)
 PUBLISHED = {"quorum_threads": (16, 32, 64, 128, 256), "rf": 3, "write_threads": 256, "read_threads": 128}
 #: requests in flight when calibration is not there to say (analysis of a plan without one)
 UNCALIBRATED = 8
 #: the arms from one DC run at the smallest concurrency whose throughput reached this share of the best
 LIGHT_SHARE = 0.5
-
-
-def _whole(name: str, value: Any, low: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ConfigError(f"{name}={value!r}: expected a whole number >= {low}" + (" (0: calibrated)" if low == 0
-                                                                                     else ""))
 
 
 @dataclass(frozen=True)
@@ -62,7 +60,7 @@ class MultiDCStudy(Study):
     name: ClassVar[str] = STUDY
     title: ClassVar[str] = "Two data centers with distance between them"
     source: ClassVar[str] = SOURCE
-    REPORT: ClassVar[str] = "cassperf.experiments.multidc_report"
+    ANALYSIS: ClassVar[str] = "cassperf.experiments.multidc_analysis:MultiDCAnalysis"
 
     dcs: Sequence[str] = ("dc1", "dc2")
     rows: int = 5_000                      # keys loaded per replicated keyspace (the study: 10,000,000)
@@ -82,9 +80,16 @@ class MultiDCStudy(Study):
     client_hosts: str = ""                  # real cluster: client machines per DC (clients.parse_client_hosts)
     clients_per_dc: int = 1
     scheduler_host: str = "127.0.0.1"
-    warm_max_steps: int = 12                # a fresh 2+2 cluster: 5 steps left block 1 at 0.3-0.9 of the arms'
-                                            # mean, block 2 at 1.0-1.8 (make report at a14a9a1)
+    warm_max_steps: int = 12                # a fresh 2+2 cluster is not warm after 5 steps: block 1 ran far below
+                                            # the arms' mean (docs/measurements.md)
     iperf3_s: int = 3
+
+    CONSTRAINTS: ClassVar[dict[str, Any]] = {
+        **{name: Whole(1) for name in ("rows", "rf", "clients_per_dc", "iperf3_s")},
+        **{name: Whole(0, note="0: calibrated") for name in ("write_threads", "read_threads", "cl_threads")},
+        "connections_per_host": Whole(0, note="0: the driver's default"),
+        "quorum_threads": Items(Whole(1), "client thread counts", note="empty: x1 and x4 of cl_threads"),
+        "inter_dc_rtt_ms": Real(0, unit="milliseconds", note="0: no distance")}
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -92,18 +97,8 @@ class MultiDCStudy(Study):
             raise ConfigError(f"dcs={list(self.dcs)!r}: the study needs exactly two data centers, e.g. dc1,dc2")
         if self.cl_dc not in self.dcs:
             raise ConfigError(f"cl_dc={self.cl_dc!r}: expected one of the study's DCs ({', '.join(self.dcs)})")
-        for name in ("rows", "rf", "clients_per_dc", "iperf3_s"):
-            _whole(name, getattr(self, name), 1)
-        for name in ("write_threads", "read_threads", "cl_threads", "connections_per_host"):
-            _whole(name, getattr(self, name), 0)
-        if any(isinstance(t, bool) or not isinstance(t, int) or t < 1 for t in self.quorum_threads):
-            raise ConfigError(f"quorum_threads={list(self.quorum_threads)!r}: expected client thread counts >= 1 "
-                              f"(empty: x1, x2, x4 of cl_threads)")
         if not self.cl_levels:
             raise ConfigError("cl_levels=[]: expected consistency levels to compare, e.g. [LOCAL_QUORUM, EACH_QUORUM]")
-        rtt = self.inter_dc_rtt_ms
-        if isinstance(rtt, bool) or not isinstance(rtt, (int, float)) or rtt < 0:
-            raise ConfigError(f"inter_dc_rtt_ms={rtt!r}: expected milliseconds >= 0 (0: no distance)")
         from cassperf.experiments.clients import parse_client_hosts
 
         unknown = [dc for dc in parse_client_hosts(self.client_hosts) if dc not in self.dcs]
@@ -203,7 +198,7 @@ class MultiDCStudy(Study):
         rf, cl, home = self.rf, self.cl, self.cl_dc
 
         def labels(part: str, op: str, threads: int, cl: str, rf: int) -> dict[str, str]:
-            return {"part": part, "op": op, "threads": str(threads), "cl": cl, "rf": str(rf)}
+            return {"part": part, "op": op, "concurrency": str(threads), "cl": cl, "rf": str(rf)}
 
         out = [Arm("independent write", labels("independent", "write", both_writes, cl, 1),
                    clients=tuple((dc, self._spec("write", dc, self.independent_keyspace(dc), {dc: 1}, both_writes))

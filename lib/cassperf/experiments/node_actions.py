@@ -151,6 +151,26 @@ def make_warm(cluster: Any, keyspace: str) -> str:
     return f"warm: {files} files of {keyspace} ({size / 2**20:.1f} MiB) read into the page cache"
 
 
+def read_keys(cluster: Any, keyspace: str, keys: int, concurrency: int = 32) -> str:
+    """Read rows 1..``keys`` of ``keyspace``.standard1 once each (the engine's key bytes, as
+    cassandra-stress's simple mode writes them) through CQL, so that the chunks holding them are in
+    the nodes' page caches before a full-cache run; say what was read."""
+    from cassandra.concurrent import execute_concurrent_with_args
+
+    import numpy as np
+
+    from cassperf.workload.keys import keys_for
+
+    t0 = time.monotonic()
+    session = cluster.session()
+    select = session.prepare(f'SELECT key FROM "{keyspace}"."standard1" WHERE key = ?')
+    results = execute_concurrent_with_args(session, select, [(k,) for k in keys_for(np.arange(1, keys + 1))],
+                                           concurrency=concurrency, raise_on_first_error=False)
+    failed = sum(1 for ok, _ in results if not ok)
+    return (f"warm: rows 1..{keys:,} of {keyspace} read once ({time.monotonic() - t0:.1f} s"
+            + (f", {failed} failed" if failed else "") + ")")
+
+
 def _names(cluster: Any, nodes: Sequence[str] | None = None) -> list[str]:
     return list(nodes) if nodes is not None else [str(n.handle) for n in cluster_nodes(cluster)]
 

@@ -5,6 +5,15 @@ parameters that ran under another plan, the newest record of the same study and 
 whose parameters then stand for the study) and loads its runs: the measured runs of every arm
 (complete, failed and cut short; analysis decides what it uses and says why), the warm-up and
 the calibration steps.
+
+Imported runs. Where no executor ran the study here, its outcome is made of runs imported from a
+real cluster's logs (``cassperf import --label study=<name> --label arm=<arm> ...``): every run
+labelled with the study's name (and the label filter; an ``experiment`` label, where a run has
+one, must be the study's) that no executor made. Each needs an ``arm`` label naming an arm of the
+study; its block is its ``block`` label, or else its position among its arm's runs in the order
+they started (the first run of each arm is block 1, and so on). The analysis is the same: two
+or more runs of each arm compared block by block, a single run per arm gives figures and no
+verdict (its comparison has too few runs, and says so).
 """
 
 from __future__ import annotations
@@ -15,6 +24,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+import pandas as pd
 
 from cassperf import config
 from cassperf.errors import ConfigError
@@ -83,6 +94,9 @@ def load_outcome(study: Study, root: str | Path | None = None, empty_ok: bool = 
     path, note = record_path(root, study), ""
     if not path.exists():
         others = _records(root, study)
+        imported = imported_outcome(study, root, **label_filter) if not others else None
+        if imported is not None:
+            return imported
         if not others and empty_ok:
             return StudyOutcome(study, {}, [], note=f"no {study.name} runs of experiment {study.experiment!r} are "
                                                      f"stored under {root}: nothing of this study ran here")
@@ -110,17 +124,97 @@ def load_outcome(study: Study, root: str | Path | None = None, empty_ok: bool = 
                         [r for r in runs if r.run_id in cal], note)
 
 
+#: labels of runs an executor made (an imported run has none of them)
+EXECUTED = ("plan", "role")
+
+
+def imported_outcome(study: Study, root: str | Path | None = None, **label_filter: str) -> StudyOutcome | None:
+    """The outcome of the runs imported for ``study`` (module doc), None when there are none.
+    ConfigError naming the runs when one has no ``arm`` label."""
+    from cassperf.results.catalog import catalog
+    from cassperf.results.store import load_run
+
+    root = Path(root) if root is not None else config.runs_dir()
+    frame = catalog(root, include_failed=True, study=study.name, **label_filter)
+    if frame.empty:
+        return None
+    mine = pd.Series(True, index=frame.index)
+    for col in EXECUTED:
+        if col in frame.columns:
+            mine &= frame[col].isna()
+    if "experiment" in frame.columns:
+        mine &= frame["experiment"].isna() | (frame["experiment"] == study.experiment)
+    frame = frame[mine]
+    if frame.empty:
+        return None
+    # an import stores a log's tables (a settings dump, a GC summary) as a run of their own: nothing measured
+    runs = [r for r in (load_run(Path(p)) for p in frame["path"]) if not (r.intervals.empty and r.histograms.empty)]
+    if not runs:
+        return None
+    for run in runs:
+        run.labels.update(study.arm_labels(run.labels))
+    nameless = [r.run_id for r in runs if not str(r.labels.get("arm", "")).strip()]
+    if nameless:
+        raise ConfigError(f"imported {study.name} runs whose arm is not known: {', '.join(nameless[:5])}"
+                          f"{' ...' if len(nameless) > 5 else ''}; label each with the arm it is (cassperf import "
+                          f"--label study={study.name} --label arm=ARM{study.ARM_LABELS_HINT}), arms such as: "
+                          + "; ".join(repr(a) for a in _arm_names(study)[:8]))
+    runs = [_named_op(r) for r in sorted(runs, key=lambda r: (str(r.manifest.get("started_utc") or ""), r.run_id))]
+    seen: dict[str, int] = {}
+    arms: dict[str, dict[str, str]] = {}
+    for run in runs:
+        arm = str(run.labels["arm"])
+        seen[arm] = seen.get(arm, 0) + 1
+        run.labels.setdefault("block", str(seen[arm]))
+        run.labels["role"] = "measure"
+        arms.setdefault(arm, {k: str(v) for k, v in run.labels.items() if k not in ("arm", "block", "role", "study")})
+    bad = [f"{r.run_id} (block={r.labels['block']!r})" for r in runs if not str(r.labels["block"]).isdigit()]
+    if bad:
+        raise ConfigError(f"imported {study.name} runs whose block label is no block number: {', '.join(bad[:5])}; "
+                          f"label blocks 1, 2, ... (or leave the label out: each arm's runs are then numbered in the "
+                          f"order they started)")
+    order = []
+    for block in sorted({int(r.labels["block"]) for r in runs}):
+        inside = [r for r in runs if int(r.labels["block"]) == block]          # in the order they started
+        order += [[block, i, str(r.labels["arm"])] for i, r in enumerate(inside, 1)]
+    record = {"study": study.name, "experiment": study.experiment, "imported": True,
+              "arms": [{"name": name, "labels": labels} for name, labels in arms.items()], "order": order,
+              "log": [f"{len(runs)} imported runs of {len(arms)} arms, no executor record"]}
+    single = sorted(a for a in arms if seen[a] < 2)
+    note = (f"{len(runs)} runs imported from logs ({', '.join(sorted({str(r.manifest.get('tool')) for r in runs}))}), "
+            f"no executor record: arms and blocks from their labels"
+            + (f"; {', '.join(repr(a) for a in single)} {'has' if len(single) == 1 else 'have'} a single run: figures "
+               f"without a verdict (a verdict needs the run-to-run spread of 2 or more runs)" if single else ""))
+    return StudyOutcome(study, record, runs, note=note)
+
+
+def _named_op(run: Any) -> Any:
+    """A run whose log holds only aggregate rows (a cassandra-stress write or read prints its
+    one op as 'total') with those rows named by its op: the ``op`` label, else the recorded
+    command's first word (write, read). In memory only: the stored run is not touched."""
+    import dataclasses
+
+    from cassperf.analysis.select import TOTAL_OPS, canonical_op, ops_of
+
+    if not set(ops_of(run)) <= set(TOTAL_OPS):
+        return run
+    command = str(run.manifest.get("command") or "").split()
+    op = canonical_op(run.labels.get("op") or (command[0] if command else ""))
+    if op not in ("write", "read"):
+        return run
+    intervals = run.intervals.assign(op=run.intervals["op"].map(lambda o: op if canonical_op(o) in TOTAL_OPS else o))
+    return dataclasses.replace(run, intervals=intervals)
+
+
+def _arm_names(study: Study) -> list[str]:
+    try:
+        return [a.name for a in study.arms(None)]
+    except Exception:  # noqa: BLE001 - a plan that cannot be drawn without its cluster: no list to offer
+        return ["(see the study's arms in its report)"]
+
+
 def usable(run: Any) -> bool:
     return bool(run.manifest.get("complete")) and not run.manifest.get("failed")
-
-
-def run_figures(outcome: StudyOutcome) -> Any:
-    """One row per measured run and op (cassperf.analysis.repeats.run_figures): its labels,
-    figures over its steady window, the diagnostics, and ``status`` ok / excluded with the
-    ``reason`` (failed, cut short, no steady state, drift)."""
-    from cassperf.analysis.repeats import run_figures as figures_of
-
-    return figures_of(outcome.runs)
 
 
 def parse_label_filter(text: str) -> dict[str, str]:

@@ -1,4 +1,4 @@
-"""The replication-factor study (../shared/studies/000_*: RF 1..6 in one DC, consistency levels,
+"""The replication-factor study (the published study: RF 1..6 in one DC, consistency levels,
 50/50 mixed) on the Study contract.
 
 Per RF a keyspace ``<keyspace_prefix><rf>`` (the study's ks410rf1..ks410rf6) with
@@ -16,7 +16,7 @@ each a closed-loop run of ``run_s`` seconds at ``cl`` unless named otherwise:
 Concurrency 0 (the local default) is calibrated: writes and reads run below the knee that
 calibration found for writes at ``cl`` on the ``cl_sweep_rf`` keyspace, and the thread sweep
 spans the knee (x1, x4, x16 of the concurrency below it). Every run is labelled part, rf, op,
-threads, cl, run.
+concurrency (requests in flight), cl, run.
 """
 
 from __future__ import annotations
@@ -25,23 +25,24 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from cassperf.constraints import Items, Whole
 from cassperf.errors import ConfigError
 from cassperf.experiments.study import Arm, Calibrated, Preparation, Study
 from cassperf.workload.spec import Ratio, Replication, WorkloadSpec
 
 STUDY = "replication-factor"
-SOURCE = "../shared/studies/000_3ef1c0e852c7379d.txt"
+#: the published study, by its title and what it was
+SOURCE = ('"Comparing relative performance of various replication factors"'
+          " (a write-up of cassandra-stress runs on six Azure VMs in one data center: RF 1 to 6, reads at CL "
+          "ONE, TWO and THREE, 50/50 mixed, 10,000,000 rows of 4 KiB)")
 #: what the published study ran that the local defaults drop (said in the report)
 PUBLISHED = {"rfs": (1, 2, 3, 4, 5, 6), "read_rfs": (1, 2, 3, 4, 5, 6), "cold_read_rfs": (1, 2, 3, 4, 5, 6),
              "cl_sweep": ("ONE", "TWO", "THREE"), "mixed_rfs": (1, 3, 5), "thread_sweep": (16, 32, 64, 128, 256, 512),
              "thread_sweep_rfs": (1, 3)}
 
 
-def _rfs(name: str, value: Any) -> tuple[int, ...]:
-    values = (value,) if isinstance(value, int) else tuple(value)
-    if any(isinstance(v, bool) or not isinstance(v, int) or v < 1 for v in values):
-        raise ConfigError(f"{name}={list(values)!r}: expected replication factors, whole numbers >= 1")
-    return values
+#: a list of replication factors
+RFS = Items(Whole(1), "replication factors")
 
 
 @dataclass(frozen=True)
@@ -51,7 +52,7 @@ class RFStudy(Study):
     name: ClassVar[str] = STUDY
     title: ClassVar[str] = "Replication factor and consistency levels"
     source: ClassVar[str] = SOURCE
-    REPORT: ClassVar[str] = "cassperf.experiments.replication_factor_report"
+    ANALYSIS: ClassVar[str] = "cassperf.experiments.replication_factor_analysis:RFAnalysis"
 
     rfs: Sequence[int] = (1, 2, 3)
     read_rfs: Sequence[int] = (1, 3)
@@ -71,29 +72,23 @@ class RFStudy(Study):
     column_count: int = 5
     connections_per_host: int = 0           # 0: the driver's default
     cold_restart: bool = False
-    repeats: int = 6                        # 3 blocks: a run's spread of 8.5-11.6% (reads, writes) and 6 df gave an
-                                            # MDE of ±29-51% (make report at 9ba707f); 6 blocks, 15 df: about 0.63x
-    warm_max_steps: int = 20                # a fresh 3-node cluster: 5 steps rose 315 -> 669 ops/s and left block 1
-                                            # at 0.4-0.9 of the arms' mean (make report at a14a9a1); 12 steps still
-                                            # rose, 168 -> 2,279 ops/s (9ba707f)
+    repeats: int = 6                        # blocks: at this machine's run-to-run spread (8-12%) 3 blocks left an
+                                            # MDE of ±29-51%; 6 give about 0.63x of it (docs/measurements.md)
+    warm_max_steps: int = 20                # a fresh 3-node cluster still rises after 12 steps of 3 s: the warm-up
+                                            # stops itself when flat (docs/measurements.md)
+
+    CONSTRAINTS: ClassVar[dict[str, Any]] = {
+        **{name: RFS for name in ("rfs", "read_rfs", "cold_read_rfs", "thread_sweep_rfs", "mixed_rfs")},
+        "cl_sweep_rf": Whole(1), "rows": Whole(1), "write_threads": Whole(0, note="0: calibrated"),
+        "read_threads": Whole(0, note="0: calibrated"), "connections_per_host": Whole(0, note="0: the driver's default"),
+        "thread_sweep": Items(Whole(1), "client thread counts", note="empty: around the calibrated knee")}
 
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("rfs", "read_rfs", "cold_read_rfs", "thread_sweep_rfs", "mixed_rfs", "cl_sweep_rf"):
-            _rfs(name, getattr(self, name))
         stray = [rf for rf in self.cold_read_rfs if rf not in self.read_rfs]
         if stray:
             raise ConfigError(f"cold_read_rfs={list(self.cold_read_rfs)!r}: RF {stray[0]} is not in "
                               f"read_rfs={list(self.read_rfs)!r}; a cold run a reads what the RF's reads read")
-        for name in ("write_threads", "read_threads", "connections_per_host"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
-                raise ConfigError(f"{name}={v!r}: expected a whole number >= 0 (0: calibrated)")
-        if isinstance(self.rows, bool) or not isinstance(self.rows, int) or self.rows < 1:
-            raise ConfigError(f"rows={self.rows!r}: expected a whole number >= 1")
-        if any(isinstance(t, bool) or not isinstance(t, int) or t < 1 for t in self.thread_sweep):
-            raise ConfigError(f"thread_sweep={list(self.thread_sweep)!r}: expected client thread counts >= 1 "
-                              f"(empty: around the calibrated knee)")
         missing = [rf for rf in self.read_rfs if rf not in self.rfs]
         if missing:
             raise ConfigError(f"read_rfs={list(self.read_rfs)!r}: RF {missing[0]} is not in rfs={list(self.rfs)!r}; "
@@ -155,8 +150,8 @@ class RFStudy(Study):
         out: list[Arm] = []
 
         def arm(name: str, part: str, rf: int, op: str, threads: int, cl: str, run: str, **kw: Any) -> Arm:
-            labels = {"part": part, "rf": str(rf), "op": op, "threads": str(threads), "cl": cl, "run": run}
-            return Arm(name, labels, spec=self._spec(rf, op, threads, cl), **kw)
+            labels = {"part": part, "rf": str(rf), "op": op, "concurrency": str(threads), "cl": cl, "run": run}
+            return Arm(name, labels, spec=self._spec(rf, op, threads, cl), tool=self.tool, **kw)
 
         for rf in self.rfs:
             out.append(arm(f"write rf={rf}", "rf-write", rf, "write", writes, self.cl, "b"))
@@ -180,6 +175,30 @@ class RFStudy(Study):
 
     def aa_arm(self, arms: Sequence[Arm]) -> str:
         return f"write rf={min(self.rfs)}"
+
+    ARM_LABELS_HINT: ClassVar[str] = ", or --label rf=R --label op=write|read|mixed [--label run=a|b] [--label cl=CL]"
+
+    def arm_labels(self, labels: Mapping[str, str]) -> dict[str, str]:
+        """An imported run's arm from its labels: ``arm``, else rf and op (a read's run a or b,
+        default b, or its cl where that is not the study's; a write's thread sweep point with
+        part=threads-write and its concurrency, or threads as cassandra-stress names it), and the labels the analysis reads (part, cl, run)."""
+        out = dict(labels)
+        rf, op = str(labels.get("rf", "")).strip(), str(labels.get("op", "")).strip().lower()
+        if str(labels.get("arm", "")).strip() or not rf.isdigit() or op not in ("write", "read", "mixed"):
+            return out
+        cl, run = str(labels.get("cl", self.cl)).upper(), str(labels.get("run", "b"))
+        threads = labels.get("concurrency", labels.get("threads"))      # cassandra-stress names it threads
+        if op == "mixed":
+            name, part = f"mixed rf={rf}", "mixed"
+        elif op == "write" and labels.get("part") == "threads-write" and threads:
+            name, part = f"write rf={rf} threads={threads}", "threads-write"
+        elif op == "write":
+            name, part = f"write rf={rf}", "rf-write"
+        elif cl != self.cl:
+            name, part = f"read rf={rf} cl={cl}", "cl-read"
+        else:
+            name, part = f"read rf={rf} run={run}", "rf-read"
+        return {**out, "arm": name, "part": part, "cl": cl, "run": run, **({"concurrency": str(threads)} if threads else {})}
 
     def _cold(self, rf: int) -> Callable[[Any], str]:
         from cassperf.experiments.node_actions import make_cold

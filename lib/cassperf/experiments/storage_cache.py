@@ -1,4 +1,4 @@
-"""The storage-and-cache study (../shared/studies/004_*: reads of 3M out of 150M 4 KiB rows per
+"""The storage-and-cache study (the published study: reads of 3M out of 150M 4 KiB rows per
 mdadm RAID 0 chunk size 4k/64k/128k/256k, ops/s and p50/p95/p99 against client threads, host
 cache full vs empty, run A vs run B) on the Study contract.
 
@@ -29,7 +29,7 @@ closed-loop read run of ``run_s`` seconds uniformly over the keys:
 
 ``threads`` empty (the local default) spans the knee that calibration found for reads on the
 data folder's disk (a quarter of it, it, four times it); ``empty_threads`` 0 is the knee. Every
-run is labelled storage, chunk_kb, cache, run, threads.
+run is labelled storage, chunk_kb, cache, run, concurrency (requests in flight).
 """
 
 from __future__ import annotations
@@ -42,13 +42,17 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, ClassVar
 
+from cassperf.constraints import Items, PowerOfTwo, Whole
 from cassperf.errors import ConfigError
 from cassperf.experiments.runner import LocalRunner
 from cassperf.experiments.study import Arm, Calibrated, Preparation, Study
 from cassperf.workload.spec import Compression, Replication, WorkloadSpec
 
 STUDY = "storage-and-cache"
-SOURCE = "../shared/studies/004_25c0599bb358c682.txt"
+#: the published study, by its title and what it was
+SOURCE = ('"Measuring impact of mdadm chunk sizes on Cassandra performance"'
+          " (a write-up of reads of 3M of 150M 4 KiB rows on six Azure VMs with a RAID 0 of four disks, per "
+          "chunk size (4 to 256 KiB) and host cache state)")
 #: the storages and their executor contexts
 DISK, LOOP = "disk", "loop"
 CONTEXTS = {DISK: "", LOOP: "loop"}
@@ -62,13 +66,8 @@ RUNBOOK = ("raid_md_device", "raid_devices", "raid_chunk_kbs", "raid_run_chunk_k
            "allow_destructive")
 
 
-def _chunks(name: str, value: Any) -> tuple[int, ...]:
-    values = tuple(value)
-    if any(isinstance(c, bool) or not isinstance(c, int) or c < 1 or c & (c - 1) for c in values):
-        raise ConfigError(f"{name}={list(values)!r}: chunk_length_in_kb must be a power of two (4, 16, 64...)")
-    if len(set(values)) != len(values):
-        raise ConfigError(f"{name}={list(values)!r}: a chunk size is named twice")
-    return values
+#: chunk_length_in_kb values: powers of two, none named twice
+CHUNKS = Items(PowerOfTwo(1), "chunk sizes in KiB", unique=True)
 
 
 @dataclass(frozen=True)
@@ -96,15 +95,18 @@ class StorageStudy(Study):
     name: ClassVar[str] = STUDY
     title: ClassVar[str] = "Storage layout and cache state"
     source: ClassVar[str] = SOURCE
-    REPORT: ClassVar[str] = "cassperf.experiments.storage_cache_report"
+    ANALYSIS: ClassVar[str] = "cassperf.experiments.storage_cache_analysis:StorageAnalysis"
     #: where the study runs and the runbook's settings: not what it measures
     NOT_IN_PLAN: ClassVar[tuple[str, ...]] = ("experiment", "repeats", "contact_points", "storage_label",
                                               "loop_size_mb", *RUNBOOK)
 
-    rows: int = 10_000                        # keys loaded per configuration (the study: 150,000,000)
+    rows: int = 65_536                        # keys loaded per configuration (the study: 150,000,000)
+    read_rows: int = 512                      # the reads' working set, keys 1..read_rows (the study: 3M of its 150M);
+                                              # 0: every loaded key
     threads: Sequence[int] = ()               # read sweep; empty: around the calibrated knee (the study: 4..512)
     empty_threads: int = 0                    # threads of the empty-cache runs a and b; 0: the knee
-    chunk_kbs: Sequence[int] = (4, 64, 256)   # chunk sizes on the data folder's disk (the study: 4/64/128/256)
+    chunk_kbs: Sequence[int] = (64,)          # compression chunk sizes on the data folder's disk (the study varied a
+                                              # RAID stripe, 4/64/128/256 KiB, which no compression chunk stands for)
     loop_chunk_kbs: Sequence[int] = ()       # chunk sizes on the loop-device filesystem (root; () for none)
     empty_chunk_kbs: Sequence[int] = (64,)    # chunk sizes that also get the empty-cache runs a and b
     sweep_chunk_kbs: Sequence[int] = (64,)    # chunk sizes read at every thread count, the others at the knee only ((): all)
@@ -118,12 +120,10 @@ class StorageStudy(Study):
     compressor: str = "LZ4"
     column_size: int = 4096                   # bytes: one 4 KiB column per row, the study's 4k documents
     cold_restart: bool = False                # empty cache: restart the nodes too (module doc: why not by default)
-    repeats: int = 6                          # 3 blocks: a run's spread of 6.8% and 14 df gave an MDE of ±18%
-                                              # (make report at 9ba707f); 6 blocks, 35 df: about 0.68x
-    warm_max_steps: int = 20                  # 5 (the default) rose 4,618 -> 7,107 ops/s and stopped still rising:
-                                              # block 1 ran at 0.87-0.96 of the arms' mean, and the A/A's block-1
-                                              # run was left out for a +63% drift inside it (make report, 003ede7);
-                                              # 12 still rose, 10,771 -> 27,839 ops/s (9ba707f)
+    repeats: int = 6                          # blocks: 3 left an MDE of about ±18% at a 7% run-to-run spread; 6 give
+                                              # about 0.68x of it (docs/measurements.md)
+    warm_max_steps: int = 20                  # reads still rise after 12 steps of 3 s, and a block 1 run before the
+                                              # cluster is warm drifts out of the analysis (docs/measurements.md)
     contact_points: str = ""                  # your cluster: no loop-device configurations then
     raid_md_device: str = "/dev/md0"          # the mdadm runbook (cassperf.storage.runbook_report)
     raid_devices: Sequence[str] = ()
@@ -132,36 +132,26 @@ class StorageStudy(Study):
     raid_mount_point: str = ""
     allow_destructive: bool = False
 
+    CONSTRAINTS: ClassVar[dict[str, Any]] = {
+        "rows": Whole(1), "read_rows": Whole(0, note="0: every loaded key"), "write_threads": Whole(1), "rf": Whole(1),
+        "column_size": Whole(1),
+        "loop_size_mb": Whole(64, unit="MiB"),
+        "threads": Items(Whole(1), "client thread counts", unique=True,
+                         note=f"empty: around the calibrated knee; the study: {list(PUBLISHED_THREADS)}"),
+        "empty_threads": Whole(0, note="0: the calibrated knee"),
+        "chunk_kbs": Items(CHUNKS.each, CHUNKS.what, unique=True, nonempty=True,
+                           note="e.g. [64]: the calibration and the A/A control run on the data folder's disk"),
+        **{name: CHUNKS for name in ("loop_chunk_kbs", "empty_chunk_kbs", "sweep_chunk_kbs")}}
+
     def __post_init__(self) -> None:
         super().__post_init__()
-        for name in ("rows", "write_threads", "rf", "column_size"):
-            v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 1:
-                raise ConfigError(f"{name}={v!r}: expected a whole number >= 1")
-        if isinstance(self.loop_size_mb, bool) or not isinstance(self.loop_size_mb, int) or self.loop_size_mb < 64:
-            raise ConfigError(f"loop_size_mb={self.loop_size_mb!r}: expected a whole number of MiB >= 64")
-        threads = list(self.threads)
-        if any(isinstance(t, bool) or not isinstance(t, int) or t < 1 for t in threads):
-            raise ConfigError(f"threads={threads!r}: expected client thread counts, whole numbers >= 1 (empty: "
-                              f"around the calibrated knee; the study: {list(PUBLISHED_THREADS)})")
-        if len(set(threads)) != len(threads):
-            raise ConfigError(f"threads={threads!r}: a thread count is named twice")
-        e = self.empty_threads
-        if isinstance(e, bool) or not isinstance(e, int) or e < 0:
-            raise ConfigError(f"empty_threads={e!r}: expected a whole number >= 0 (0: the calibrated knee)")
+        threads, e = list(self.threads), self.empty_threads
         if e and threads and e not in threads:
             raise ConfigError(f"empty_threads={e} is not in threads={threads}: the empty-cache runs are compared "
                               f"with the full-cache run at the same thread count; pick one of threads")
-        chunks = _chunks("chunk_kbs", self.chunk_kbs)
-        loop = _chunks("loop_chunk_kbs", self.loop_chunk_kbs)
-        empty = _chunks("empty_chunk_kbs", self.empty_chunk_kbs)
-        _chunks("sweep_chunk_kbs", self.sweep_chunk_kbs)
-        if not chunks:
-            raise ConfigError("chunk_kbs=[]: name at least one chunk size on the data folder's disk (the "
-                              "calibration and the A/A control run there), e.g. [64]")
-        stray = [c for c in empty if c not in chunks and c not in loop]
+        stray = [c for c in self.empty_chunk_kbs if c not in self.chunk_kbs and c not in self.loop_chunk_kbs]
         if stray:
-            raise ConfigError(f"empty_chunk_kbs={list(empty)!r}: {stray[0]} is in neither chunk_kbs nor "
+            raise ConfigError(f"empty_chunk_kbs={list(self.empty_chunk_kbs)!r}: {stray[0]} is in neither chunk_kbs nor "
                               f"loop_chunk_kbs")
         Compression(self.compressor)    # an unknown compressor: one line from the spec's check
 
@@ -214,8 +204,13 @@ class StorageStudy(Study):
         return self._spec(self.keyspace(chunk_kb), "write", self.write_threads, population=f"seq=1..{self.rows}",
                           n=self.rows, compression=Compression(self.compressor, chunk_kb))
 
+    @property
+    def working_set(self) -> int:
+        """The keys the reads read: 1..read_rows (every loaded key with read_rows 0)."""
+        return min(self.read_rows, self.rows) if self.read_rows else self.rows
+
     def read_spec(self, chunk_kb: int, threads: int) -> WorkloadSpec:
-        return self._spec(self.keyspace(chunk_kb), "read", threads, population=f"uniform(1..{self.rows})",
+        return self._spec(self.keyspace(chunk_kb), "read", threads, population=f"uniform(1..{self.working_set})",
                           compression=Compression(self.compressor, chunk_kb))
 
     # -- the plan ----------------------------------------------------------------------------------
@@ -257,13 +252,14 @@ class StorageStudy(Study):
 
             def arm(name: str, cache: str, run: str, threads: int, **kw: Any) -> Arm:
                 labels = {"storage": conf.storage, "chunk_kb": str(conf.chunk_kb), "cache": cache, "run": run,
-                          "threads": str(threads)}
+                          "concurrency": str(threads)}
                 return Arm(f"{conf.name}, {name}", labels, spec=self.read_spec(conf.chunk_kb, threads),
                            tool=self.tool, context=conf.context, **kw)
 
             swept = not self.sweep_chunk_kbs or conf.chunk_kb in self.sweep_chunk_kbs
             for t in (points if swept else [empty_at]):
-                out.append(arm(f"full, {t} threads", "full", "a", t, before=_warm(keyspace)))
+                out.append(arm(f"full, {t} threads", "full", "a", t, before=_warm(keyspace, self.working_set,
+                                                                                  self.read_rows > 0)))
             if conf.empty:
                 # runs a and b pool with the full-cache reads at their load (analysis.arms, 5.: their
                 # run-to-run spread matched the full-cache arms' in four make report runs)
@@ -276,16 +272,35 @@ class StorageStudy(Study):
                 and a.labels["chunk_kb"] == str(self.reference_chunk)]
         if not full:
             return arms[0].name
-        empties = {a.labels["threads"] for a in arms if a.labels["cache"] == "empty"}
-        return next((a.name for a in full if a.labels["threads"] in empties), full[len(full) // 2].name)
+        empties = {a.labels["concurrency"] for a in arms if a.labels["cache"] == "empty"}
+        return next((a.name for a in full if a.labels["concurrency"] in empties), full[len(full) // 2].name)
+
+    ARM_LABELS_HINT: ClassVar[str] = (", or --label chunk_kb=K --label cache=full|empty [--label storage=disk] "
+                                      "[--label run=a|b]; a full-cache run's requests in flight are its concurrency label, or cassandra-stress's threads")
+
+    def arm_labels(self, labels: Mapping[str, str]) -> dict[str, str]:
+        """An imported run's arm from its labels: ``arm``, else storage (default disk), chunk_kb,
+        cache and, for a full cache, threads (cassandra-stress's autorate runs carry their own),
+        for an empty one run (a or b); with the labels the analysis reads filled in."""
+        out = dict(labels)
+        chunk, cache = str(labels.get("chunk_kb", "")), str(labels.get("cache", ""))
+        threads = labels.get("concurrency", labels.get("threads", ""))      # cassandra-stress's word for it
+        if str(labels.get("arm", "")).strip() or not chunk.isdigit() or cache not in ("full", "empty"):
+            return out
+        storage, run = str(labels.get("storage", DISK)), str(labels.get("run", "a"))
+        if cache == "full" and not str(threads).isdigit():
+            return out
+        name = f"{storage} {chunk} KiB, " + (f"full, {threads} threads" if cache == "full" else f"empty, run {run}")
+        return {**out, "arm": name, "storage": storage, "run": run, "concurrency": str(threads or "0")}
 
     def dropped(self, calibrated: Calibrated | None) -> str:
         """What the published study ran that this plan leaves out (sentences)."""
         points, empty_at = self.sweep(calibrated)
         chunks = sorted({*self.chunk_kbs, *self.loop_chunk_kbs})
         gone = [c for c in PUBLISHED_CHUNKS if c not in chunks]
-        said = ["The published study rebuilt an mdadm RAID 0 per chunk size; without an md driver here the chunk "
-                "varied is the table's compression chunk."]
+        said = ["The published study rebuilt an mdadm RAID 0 per chunk size; without an md driver here no RAID stripe "
+                "can be varied, so its chunk claims are not tested here (chunk_kbs varies the table's compression "
+                "chunk, measured for what it is)."]
         if gone:
             said.append(f"It also ran chunk sizes {', '.join(f'{c} KiB' for c in gone)}: left out here.")
         missing = [t for t in PUBLISHED_THREADS if t not in points]
@@ -355,9 +370,14 @@ class StorageStudy(Study):
     # -- the analysis ------------------------------------------------------------------------------
 
 
-def _warm(keyspace: str) -> Callable[[Any], str]:
-    from cassperf.experiments.node_actions import make_warm
+def _warm(keyspace: str, keys: int, by_key: bool) -> Callable[[Any], str]:
+    """The before-action of a full-cache run: its working set read once through CQL (``by_key``:
+    a working set smaller than the page cache stays in it; reading the keyspace's files through a
+    bounded page cache would leave only their last pages), else the keyspace's files read."""
+    from cassperf.experiments.node_actions import make_warm, read_keys
 
+    if by_key:
+        return lambda cluster: read_keys(cluster, keyspace, keys)
     return lambda cluster: make_warm(cluster, keyspace)
 
 

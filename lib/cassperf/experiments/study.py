@@ -23,13 +23,16 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import importlib
 import json
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from cassperf.constraints import Flag, Real, Text, Whole, validate
 from cassperf.errors import ConfigError
+from cassperf.experiments.analysis import Analysis
 from cassperf.experiments.runner import LocalRunner
 from cassperf.workload.spec import WorkloadSpec
 
@@ -116,9 +119,8 @@ class Preparation:
 
 
 #: the fewest requests in flight of a calibrated closed-loop run: with 1 or 2, a run measures one
-#: request's round trip and this machine's wake-ups rather than what the cluster serves (01 at 1 in
-#: flight, its knee at 2: a run-to-run spread of 13-16%, against 8.5-12% at 8; make reports of 9e04a30
-#: and 9ba707f)
+#: request's round trip and this machine's wake-ups rather than what the cluster serves, and its
+#: run-to-run spread grows (docs/measurements.md)
 MIN_IN_FLIGHT = 4
 
 
@@ -151,11 +153,6 @@ class Calibrated:
     def from_json(cls, data: Mapping[str, Any]) -> "Calibrated":
         return cls(tuple((int(c), float(r)) for c, r in data["points"]), int(data["knee"]),
                    float(data["best_ops_s"]), str(data.get("op", "")), str(data.get("note", "")))
-
-
-def _whole(name: str, value: Any, low: int = 1) -> None:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ConfigError(f"{name}={value!r}: expected a whole number >= {low}")
 
 
 @dataclass(frozen=True)
@@ -193,30 +190,20 @@ class StudyParameters:
     quiet_max_s: float = 0.0
     profile: bool = True
 
+    #: what each parameter must be (cassperf.constraints; a study's class adds its own)
+    CONSTRAINTS: ClassVar[dict[str, Any]] = {
+        "experiment": Text("e.g. 'local'"), "repeats": Whole(2), "seed": Whole(0), "run_s": Whole(1),
+        "interval_s": Real(0, low_open=True, unit="seconds", note="e.g. 0.25"), "warmup_s": Real(0, unit="seconds"),
+        "warm_step_s": Whole(1), "warm_max_steps": Whole(0), "calibrate_s": Whole(1), "warm_arm_s": Whole(0),
+        "quiet_max_s": Real(0, 600, unit="seconds", note="0: no wait"),
+        "profile": Flag("True: a CPU profile of the nodes per measured run")}
+
     def __post_init__(self) -> None:
-        if not isinstance(self.experiment, str) or not self.experiment.strip():
-            raise ConfigError(f"experiment={self.experiment!r}: expected a non-empty label, e.g. 'local'")
-        _whole("repeats", self.repeats, 2)
-        _whole("seed", self.seed, 0)
-        _whole("run_s", self.run_s)
-        _whole("warm_step_s", self.warm_step_s)
-        _whole("warm_max_steps", self.warm_max_steps, 0)
-        _whole("calibrate_s", self.calibrate_s)
-        _whole("warm_arm_s", self.warm_arm_s, 0)
-        if isinstance(self.interval_s, bool) or not isinstance(self.interval_s, (int, float)) or self.interval_s <= 0:
-            raise ConfigError(f"interval_s={self.interval_s!r}: expected seconds > 0, e.g. 0.25")
+        validate(self)
         if self.run_s / self.interval_s < self.MIN_INTERVALS:
             raise ConfigError(f"run_s={self.run_s} at interval_s={self.interval_s:g} gives "
                               f"{self.run_s / self.interval_s:.0f} intervals: a run needs at least "
                               f"{self.MIN_INTERVALS}; raise run_s or lower interval_s")
-        if isinstance(self.warmup_s, bool) or not isinstance(self.warmup_s, (int, float)) or self.warmup_s < 0:
-            raise ConfigError(f"warmup_s={self.warmup_s!r}: expected seconds >= 0")
-        if not isinstance(self.profile, bool):
-            raise ConfigError(f"profile={self.profile!r}: expected True (a CPU profile of the nodes per measured run) "
-                              f"or False")
-        if isinstance(self.quiet_max_s, bool) or not isinstance(self.quiet_max_s, (int, float)) \
-                or not 0 <= self.quiet_max_s <= 600:
-            raise ConfigError(f"quiet_max_s={self.quiet_max_s!r}: expected seconds from 0 (no wait) to 600")
 
     @classmethod
     def from_parameters(cls, namespace: Mapping[str, Any], **overrides: Any) -> Any:
@@ -236,11 +223,13 @@ class StudyParameters:
 
 class Study(StudyParameters):
     """The contract (module doc). Subclasses are frozen dataclasses of their parameters and set
-    ``name`` (the ``study`` label), ``title`` and ``source`` (../shared/studies/<file>)."""
+    ``name`` (the ``study`` label), ``title`` and ``source`` (the published study: its title and what it was)."""
 
     name: ClassVar[str] = ""
     title: ClassVar[str] = ""
     source: ClassVar[str] = ""
+    #: the claims column's heading: a published study's findings in our words, or a user's own claims
+    CLAIM_HEADING: ClassVar[str] = "Published finding (our words)"
 
     # -- the plan ------------------------------------------------------------------------------
     def preparations(self) -> list[Preparation]:
@@ -262,6 +251,12 @@ class Study(StudyParameters):
         """The arm run a second time, identically, as the A/A control (default: the first)."""
         return arms[0].name
 
+    def arm_labels(self, labels: Mapping[str, str]) -> dict[str, str]:
+        """An imported run's labels as the plan's arm would carry them: by default as they are (its
+        ``arm`` label names the arm); a study may name the arm from labels such as rf and op and
+        fill in the labels its analysis reads (an ``arm`` of "" or none: not known)."""
+        return dict(labels)
+
     # -- the hooks -----------------------------------------------------------------------------
     @contextmanager
     def contexts(self, cluster: Any) -> Iterator[dict[str, Any]]:
@@ -279,6 +274,8 @@ class Study(StudyParameters):
         network between the DCs); the executor keeps them in the record under ``baseline``."""
         return None
 
+    #: how an import may name an arm by labels instead of ``arm`` (said in the error of a run without one)
+    ARM_LABELS_HINT: ClassVar[str] = ""
     #: True: the study starts its own clusters in ``contexts`` (one per deployment) unless the
     #: parameters name the user's cluster; no cluster is started for it beforehand
     OWN_CLUSTERS: ClassVar[bool] = False
@@ -308,11 +305,21 @@ class Study(StudyParameters):
         """Refuse, before anything runs, a cluster this plan cannot run on."""
 
     # -- the analysis --------------------------------------------------------------------------
-    #: the module of the study's report (cassperf.experiments.<study>_report): its ``parts(outcome)``
-    #: gives (claims frame, run figures frame, {section key: builder of a report Section}) of a stored
-    #: outcome (experiments.outcome.StudyOutcome). The report layer loads it by this name, so the plan
-    #: (this module's subclass) never imports its report, and the report imports the plan.
-    REPORT: ClassVar[str] = ""
+    #: the study's analysis (cassperf.experiments.analysis.Analysis): the class itself, or
+    #: "module:Class", loaded when a report needs it, so that a plan's module never imports its
+    #: analysis (which imports the plan)
+    ANALYSIS: ClassVar[Any] = None
+
+    def analysis(self) -> Analysis:
+        """The study's analysis for these parameters (ConfigError when the study names none)."""
+        found = type(self).ANALYSIS
+        if isinstance(found, str):
+            module, _, name = found.partition(":")
+            found = getattr(importlib.import_module(module), name)
+        if not (isinstance(found, type) and issubclass(found, Analysis)):
+            raise ConfigError(f"{type(self).__name__}.ANALYSIS={type(self).ANALYSIS!r}: expected a subclass of "
+                              f"cassperf.experiments.analysis.Analysis (or 'module:Class' naming one)")
+        return found(self)
 
 
 def aa_twin(arms: Sequence[Arm], name: str) -> Arm:

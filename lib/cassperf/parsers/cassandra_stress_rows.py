@@ -352,7 +352,7 @@ def parse_rows(text: str, start: int, end: int, first_line_no: int, header: Head
     `malformed` (they start like a row but do not parse)."""
     if end <= start:
         return Rows(pa.array([], type=pa.string()), _empty_values(header), 0)
-    first = _bulk(memoryview(data)[start:end] if data is not None else text[start:end].encode("utf-8"),
+    first = _bulk(memoryview(data)[start:end] if data is not None else text[start:end].encode("utf-8", "replace"),
                   first_line_no, header)
     if isinstance(first, Rows):
         return first

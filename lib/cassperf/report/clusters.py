@@ -3,7 +3,10 @@
 A notebook declares the cluster it needs in its parameters: `cluster_topology` (no such
 parameter: it needs none), `cluster_name` (base name), `first_address`, `cluster_heap_mb`,
 `cassandra_version`, `inter_dc_rtt_ms` (> 0: the DCs live that round trip apart, in network
-namespaces), and `contact_points` (non-empty: the user's own cluster, nothing started).
+namespaces), `cluster_page_cache_mb`, `cluster_read_mb_s`, `cluster_read_iops` (each node's page
+cache bound and disk reads throttled: cassperf.cluster.cgroups), and `contact_points` (non-empty:
+the user's own cluster, nothing started). A running cluster started here with another heap or
+other bounds is started again with the ones asked.
 The local cluster's name comes from the base name and the shape (`cluster_name_for`), so
 clusters of different shapes never share a folder.
 
@@ -48,12 +51,21 @@ class ClusterNeed:
     heap_mb: int | None
     version: str | None
     inter_dc_rtt_ms: float | None = None
+    page_cache_mb: int | None = None
+    read_mb_s: float | None = None
+    read_iops: int | None = None
 
     @property
     def label(self) -> str:
         heap = f", heap {self.heap_mb} MB" if self.heap_mb else ""
         rtt = f", {self.inter_dc_rtt_ms:g} ms between DCs" if self.inter_dc_rtt_ms else ""
-        return f"{self.name} ({self.topology} on {self.first_address}{heap}{rtt})"
+        cache = f", page cache {self.page_cache_mb} MiB per node" if self.page_cache_mb else ""
+        return f"{self.name} ({self.topology} on {self.first_address}{heap}{rtt}{cache})"
+
+    @property
+    def bounds(self) -> dict[str, float | int | None]:
+        """The bounds asked, as cluster.json records those a cluster was started with."""
+        return {"page_cache_mb": self.page_cache_mb, "read_mb_s": self.read_mb_s, "read_iops": self.read_iops}
 
 
 def cluster_need(effective: dict[str, Any]) -> ClusterNeed | None:
@@ -68,9 +80,12 @@ def cluster_need(effective: dict[str, Any]) -> ClusterNeed | None:
 
     rtt = effective.get("inter_dc_rtt_ms") or None
     rtt = float(rtt) if rtt and distance_problem(rtt) is None else None    # not here: the notebook says why
+    cache, read_mb_s, read_iops = (effective.get(k) for k in ("cluster_page_cache_mb", "cluster_read_mb_s",
+                                                               "cluster_read_iops"))
     return ClusterNeed(cluster_name_for(base, topology, rtt), str(topology),
                        effective.get("first_address") or "127.0.0.1", int(heap) if heap else None,
-                       effective.get("cassandra_version") or None, rtt)
+                       effective.get("cassandra_version") or None, rtt, int(cache) if cache else None,
+                       float(read_mb_s) if read_mb_s else None, int(read_iops) if read_iops else None)
 
 
 #: The parameter by which a notebook declares that it starts its own clusters, one per deployment.
@@ -100,6 +115,16 @@ def _running_heap_mb(cluster: Any) -> int | None:
         return int(json.loads((cluster.root / "cluster.json").read_text())["heap_mb"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
+
+
+def _running_bounds(cluster: Any) -> dict[str, Any]:
+    """The page-cache bound and read throttle the running cluster was started with (cluster.json;
+    None each where it has none)."""
+    try:
+        recorded = json.loads((cluster.root / "cluster.json").read_text())
+    except (OSError, ValueError):
+        recorded = {}
+    return {k: recorded.get(k) for k in ("page_cache_mb", "read_mb_s", "read_iops")}
 
 
 class PipelineClusters:
@@ -132,6 +157,7 @@ class PipelineClusters:
             kwargs["root"] = self.root
         if need.inter_dc_rtt_ms:
             kwargs["inter_dc_rtt_ms"] = need.inter_dc_rtt_ms
+        kwargs.update(need.bounds)
         cluster = LocalCluster(need.name, need.topology, **kwargs)
         if self.log is not None:
             cluster.say = self.log
@@ -145,7 +171,15 @@ class PipelineClusters:
         stopped = []
         if all(s.up for s in cluster.status()):
             running_heap = _running_heap_mb(cluster)
-            if need.heap_mb and running_heap and running_heap != need.heap_mb:
+            running_bounds = _running_bounds(cluster)
+            if running_bounds != need.bounds:
+                if need.name in self.started:     # ours: started again with the bounds asked
+                    self.started.pop(need.name).stop()
+                    stopped.append(need.name)
+                elif self.log is not None:        # the user's: reused as it runs, and said
+                    self.log(f"{need.name} runs with bounds {running_bounds}, not the {need.bounds} asked; reused as "
+                             f"it runs (stop it to get them)")
+            if not stopped and need.heap_mb and running_heap and running_heap != need.heap_mb:
                 if need.name in self.started:     # ours, started for another notebook: restart with the heap asked
                     self.started.pop(need.name).stop()
                     stopped.append(need.name)

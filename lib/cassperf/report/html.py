@@ -13,6 +13,9 @@ What the exporter does beyond nbconvert's lab template:
   CDN) are left out.
 - A failed notebook gets a red banner at the top naming the cell and the error, linked to the
   failing cell, which is outlined in red.
+- An output with no representation the page can show (none of the exporter's display priority,
+  e.g. the `application/json` figures a study report publishes for tools to read back,
+  `cassperf.report.header.json_output`) is left out of the page; the executed notebook keeps it.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import gzip
 import html
 import json
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -30,6 +34,7 @@ from typing import Any
 import nbformat
 from jinja2 import DictLoader
 from nbconvert import HTMLExporter
+from nbconvert.utils.base import NbConvertBase
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 FAILED_TAG = "cassperf-failed"
@@ -217,9 +222,19 @@ def _calls_plotly(out: nbformat.NotebookNode) -> bool:
     return "Plotly.newPlot" in ("".join(text) if isinstance(text, list) else text)
 
 
-def prepare(nb: nbformat.NotebookNode, show_code: bool) -> tuple[int, Failure | None, int]:
+def _shown(out: nbformat.NotebookNode, mimetypes: Collection[str] | None) -> bool:
+    """Whether the page can show `out`: a stream or error, or data of one of `mimetypes` (None: any)."""
+    if mimetypes is None or out.get("output_type") not in ("display_data", "execute_result"):
+        return True
+    return any(mime in mimetypes for mime in out.get("data", {}))
+
+
+def prepare(nb: nbformat.NotebookNode, show_code: bool,
+            mimetypes: Collection[str] | None = None) -> tuple[int, Failure | None, int]:
     """Rewrite `nb` in place for publishing; return (figures, failure, inline figures).
-    Figures count the outputs that need plotly.js; inline ones draw themselves at load."""
+    Figures count the outputs that need plotly.js; inline ones draw themselves at load.
+    `mimetypes`: what the page can show (the exporter's display priority); an output with none
+    of them is left out (None: every output kept)."""
     failure = find_failure(nb)
     figures = inline = 0
     failed_index = None
@@ -243,6 +258,8 @@ def prepare(nb: nbformat.NotebookNode, show_code: bool) -> tuple[int, Failure | 
                 if _is_plotly_bundle(out):
                     continue
                 data = out.get("data", {})
+                if PLOTLY_MIME not in data and not _shown(out, mimetypes):
+                    continue
                 if PLOTLY_MIME in data:
                     figures += 1
                     out["data"] = {"text/html": "<div class='cassperf-figure'><div class='cassperf-plot'></div>"
@@ -290,11 +307,11 @@ def export_html(executed: Path, html_path: Path, show_code: bool = False, compre
     renderer) gets it plain, since those need Plotly while the page loads."""
     nb = nbformat.read(executed, as_version=4)
     title = notebook_title(nb, executed.stem)
-    figures, failure, inline_figures = prepare(nb, show_code)
-    packed = compress_plotly and not inline_figures
     exporter = HTMLExporter(template_name="lab", extra_loaders=[DictLoader({"cassperf.html.j2": _TEMPLATE})],
                             template_file="cassperf.html.j2", exclude_input_prompt=not show_code,
                             exclude_output_prompt=True)
+    figures, failure, inline_figures = prepare(nb, show_code, NbConvertBase(parent=exporter).display_data_priority)
+    packed = compress_plotly and not inline_figures
     nb.metadata["title"] = f"{title} (FAILED)" if failure else title
     bundle = (plotly_js_gzip_base64() if packed else plotly_js()) if figures else ""
     resources = {"cassperf": {"plotly_js": bundle, "plotly_type": "application/gzip+base64" if packed else "text/javascript",

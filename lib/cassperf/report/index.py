@@ -106,7 +106,7 @@ def _claims(r: ReportRecord) -> str:
         return ""
     c = r.claims
     parts = [f'<span class="ok">{c.get("holds", 0)} hold</span>', f'{c.get("does not hold", 0)} do not hold',
-             f'{c.get("not shown", 0)} not shown']
+             f'{c.get("not tested here", 0)} not tested here', f'{c.get("not shown", 0)} not shown']
     if c.get("withheld"):
         parts.append(f'<span class="failed">{c["withheld"]} withheld (A/A control)</span>')
     return "<br>".join(parts)

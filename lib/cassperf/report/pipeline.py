@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import subprocess
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -24,7 +24,6 @@ from cassperf import config
 from cassperf.errors import CassperfError, ConfigError
 from cassperf.report.clusters import ClusterNeed, PipelineClusters, cluster_need, starts_own_clusters
 from cassperf.report.params import Resolved, resolve, select_notebooks, set_label
-
 
 @dataclass(frozen=True)
 class NotebookResult:
@@ -69,35 +68,6 @@ def load_seconds(runs: Path, folders: set[str]) -> float:
         warmup = float((params.get("engine") or {}).get("warmup_s") or 0.0) if params.get("warmup") else 0.0
         total += max(0.0, (ended - started).total_seconds()) + warmup
     return total
-
-
-def study_class(notebook: Path) -> type | None:
-    """The Study class a study notebook runs (its metadata ``cassperf.study``), or None."""
-    import importlib
-
-    import nbformat
-
-    path = (nbformat.read(notebook, as_version=4).metadata.get("cassperf") or {}).get("study")
-    if not path:
-        return None
-    module, _, name = str(path).rpartition(".")
-    return getattr(importlib.import_module(module), name)
-
-
-def check_studies(resolved: list[Resolved]) -> None:
-    """Every selected study notebook's parameters made into its Study and checked against the
-    cluster they name, before any cluster starts: a bad value is one ConfigError line naming
-    the notebook."""
-    for res in resolved:
-        cls = study_class(res.notebook)
-        if cls is None:
-            continue
-        try:
-            study = cls.from_parameters(res.effective)
-            if not res.effective.get("analyse_only"):
-                study.check_parameters(res.effective)
-        except ConfigError as exc:
-            raise ConfigError(f"{res.notebook.name}: {exc}") from None
 
 
 def check_named_clusters(resolved: list[Resolved]) -> None:
@@ -181,32 +151,45 @@ def _cluster_label(res: Resolved, need: ClusterNeed | None) -> str:
     return "none"
 
 
+def selected(notebooks: list[str] | None, parameter_set: str, explicit: dict[str, Any],
+              notebooks_dir: Path | None) -> list[Resolved]:
+    """The selected notebooks' effective parameters; an explicit one no selected notebook declares
+    is one ConfigError."""
+    paths = select_notebooks(notebooks, notebooks_dir)
+    resolved = [resolve(p, parameter_set, explicit) for p in paths]
+    for key in explicit:
+        if key != "show_code" and not any(key in r.declared for r in resolved):
+            raise ConfigError(f"parameter {key!r} is not a parameter of any selected notebook "
+                              f"({', '.join(p.name for p in paths)})")
+    return resolved
+
+
 def run_reports(notebooks: list[str] | None = None, parameter_set: str = "local",
                 explicit: dict[str, Any] | None = None, reports_dir: Path | None = None,
                 notebooks_dir: Path | None = None, show_code: bool = False, start_clusters: bool = True,
-                clusters_root: Path | None = None,
-                log: Callable[[str], None] = lambda line: None) -> list[NotebookResult]:
+                clusters_root: Path | None = None, log: Callable[[str], None] = lambda line: None,
+                preflight: Callable[[list[Resolved]], Sequence[str]] | None = None) -> list[NotebookResult]:
     """Run the report notebooks (all found on disk by default, or those named), export each to
     HTML in `reports_dir` (default reports/) and rebuild its index.html. Every parameter is
     checked before anything runs: an unknown key in a file, or an explicit one no selected
     notebook declares, is one ConfigError; a named cluster (contact_points) that does not let this
     client in is one ClusterError (check_named_clusters). `show_code` keeps the code in the reports (and sets
     the notebooks' `show_code` parameter where they have one). `start_clusters=False` starts
-    nothing (the notebooks find or start their clusters). `log` gets one line per step."""
+    nothing (the notebooks find or start their clusters). `log` gets one line per step.
+    `preflight(resolved)`, before anything starts, checks what the notebooks run (it raises one
+    ConfigError line for a bad value) and returns lines to log first (cassperf.workbook.preflight:
+    the studies' parameters, what this machine will not make)."""
     from cassperf.report.index import write_index
 
     reports = reports_dir or config.reports_dir()
-    paths = select_notebooks(notebooks, notebooks_dir)
     explicit = dict(explicit or {})
     if show_code:
         explicit["show_code"] = True
-    resolved = [resolve(p, parameter_set, explicit) for p in paths]
-    for key in explicit:
-        if key != "show_code" and not any(key in r.declared for r in resolved):
-            raise ConfigError(f"parameter {key!r} is not a parameter of any selected notebook "
-                              f"({', '.join(p.name for p in paths)})")
-    check_studies(resolved)
+    resolved = selected(notebooks, parameter_set, explicit, notebooks_dir)
+    said = list(preflight(resolved)) if preflight is not None else []
     check_named_clusters(resolved)
+    for line in said:
+        log(line)
     variant = report_variant(parameter_set, explicit)
     plans = [(r, cluster_need(r.effective) if start_clusters else None) for r in resolved]
     label = set_label(parameter_set)

@@ -45,12 +45,14 @@ class NodeRef:
     address  the node's CQL / JMX address (how the driver names it)
     handle   what the cluster's nodetool() / jolokia_endpoint() accept for this node
     pid      for local nodes: returns the node's JVM pid (None when it is not running)
+    storage  for local nodes: the folders of its data and commit log (their disks are sampled)
     """
 
     name: str
     address: str
     handle: str | int
     pid: Callable[[], int | None] | None = field(default=None, compare=False, repr=False)
+    storage: tuple[str, ...] = field(default=(), compare=False)
 
 
 @dataclass
@@ -112,7 +114,7 @@ def cluster_nodes(cluster: Any) -> list[NodeRef]:
     pids: a LocalCluster's), else every host the driver knows (named by address)."""
     local = cluster.local_nodes()
     if local is not None:
-        return [NodeRef(n.name, n.address, n.name, n.pid) for n in local]
+        return [NodeRef(n.name, n.address, n.name, n.pid, tuple(getattr(n, "storage", ()))) for n in local]
     session = cluster.session()
     hosts = sorted(session.cluster.metadata.all_hosts(), key=lambda h: str(h.address))
     return [NodeRef(str(h.address), str(h.address), str(h.address)) for h in hosts]

@@ -9,7 +9,11 @@ MBeans read (Cassandra 4.0-5.0 names):
     bytes_compacted           ...:type=Compaction,name=BytesCompacted  Count
     read_timeouts             ...:type=ClientRequest,scope=Read,name=Timeouts  Count
     write_timeouts            ...:type=ClientRequest,scope=Write,name=Timeouts  Count
+    dropped_messages          ...:type=DroppedMessage,scope=*,name=Dropped  Count (summed over
+                              message types)
     live_sstables:ks.t        ...:type=Table,keyspace=ks,scope=t,name=LiveSSTableCount  Value
+    local_writes:ks.t         ...:type=Table,keyspace=ks,scope=t,name=WriteLatency  Count
+    local_reads:ks.t          ...:type=Table,keyspace=ks,scope=t,name=ReadLatency  Count
     sstables_level_N:ks.t     org.apache.cassandra.db:type=Tables,keyspace=ks,table=t  SSTableCountPerLevel
                               (null for non-leveled tables: no rows then)
     pool_<p>_pending/active/blocked/completed  (only with pools=True, when the node has no
@@ -44,6 +48,10 @@ _NODE_READS: list[tuple[str, str, str]] = [
     ("write_timeouts", f"{_METRICS}:type=ClientRequest,scope=Write,name=Timeouts", "Count"),
 ]
 _GC_MBEAN = "java.lang:type=GarbageCollector,name=*"
+_DROPPED_MBEAN = f"{_METRICS}:type=DroppedMessage,scope=*,name=Dropped"
+#: per table: (metric, Table metric name, attribute)
+_TABLE_READS = [("live_sstables", "LiveSSTableCount", "Value"), ("local_writes", "WriteLatency", "Count"),
+                ("local_reads", "ReadLatency", "Count")]
 
 
 def _scalar(value: Any) -> float:
@@ -82,9 +90,11 @@ class JolokiaSource(Source):
         reqs: list[dict[str, Any]] = [{"type": "read", "mbean": _GC_MBEAN,
                                        "attribute": ["CollectionCount", "CollectionTime"]}]
         reqs += [{"type": "read", "mbean": mbean, "attribute": attr} for _, mbean, attr in _NODE_READS]
+        reqs.append({"type": "read", "mbean": _DROPPED_MBEAN, "attribute": "Count"})
         for ks, t in self.tables:
-            reqs.append({"type": "read", "mbean": f"{_METRICS}:type=Table,keyspace={ks},scope={t},name=LiveSSTableCount",
-                         "attribute": "Value"})
+            for _, name, attribute in _TABLE_READS:
+                reqs.append({"type": "read", "mbean": f"{_METRICS}:type=Table,keyspace={ks},scope={t},name={name}",
+                             "attribute": attribute})
             reqs.append({"type": "read", "mbean": f"org.apache.cassandra.db:type=Tables,keyspace={ks},table={t}",
                          "attribute": "SSTableCountPerLevel"})
         if self.pools:
@@ -121,10 +131,16 @@ class JolokiaSource(Source):
             answer = next(it)
             if ok(answer):
                 out.append(Reading(when, node, metric, _scalar(answer["value"])))
+        dropped = next(it)
+        if ok(dropped):
+            out.append(Reading(when, node, "dropped_messages",
+                               float(sum(_scalar(v) for v in dropped["value"].values()))))
         for ks, t in self.tables:
-            live, levels = next(it), next(it)
-            if ok(live):
-                out.append(Reading(when, node, table_metric("live_sstables", ks, t), _scalar(live["value"])))
+            for metric, _, _ in _TABLE_READS:
+                answer = next(it)
+                if ok(answer):
+                    out.append(Reading(when, node, table_metric(metric, ks, t), _scalar(answer["value"])))
+            levels = next(it)
             if ok(levels) and levels["value"] is not None:
                 for level, count in enumerate(levels["value"]):
                     out.append(Reading(when, node, level_metric(level, ks, t), float(count)))

@@ -1,10 +1,13 @@
 """The JMX fallback without an agent: nodetool, parsed with cassperf's nodetool parsers.
 
 Each call starts a JVM (0.6-5 s here, depending on load), so this source runs its commands for
-a node side by side and suits intervals of 10 s and more. Per node and sample:
+a node side by side (up to five: every command of a sample at once) and suits intervals of 10 s
+and more. Per node and sample:
 
     nodetool tablestats ks.t ...   live_sstables:ks.t ("SSTable count"), sstables_level_N:ks.t
-                                   ("SSTables in each level: [2, 0, ...]"; "10/4" reads as 10)
+                                   ("SSTables in each level: [2, 0, ...]"; "10/4" reads as 10),
+                                   local_writes:ks.t, local_reads:ks.t ("Local write count",
+                                   "Local read count")
     nodetool compactionstats       compactions_pending ("pending tasks"), compactions_completed and
                                    bytes_compacted ("compactions completed", "data compacted":
                                    printed by 5.0 only), compactions_active (rows of active
@@ -14,7 +17,8 @@ a node side by side and suits intervals of 10 s and more. Per node and sample:
                                    the same MBeans Jolokia reads (nodetool 4.0+ has sjk)
     nodetool sjk mxdump -q 'org.apache.cassandra.metrics:type=ClientRequest,name=Timeouts,*'
                                    read_timeouts, write_timeouts (scope=Read / scope=Write Count)
-    nodetool tpstats               pool_<p>_* (only with pools=True: nodes without virtual tables)
+    nodetool tpstats               dropped_messages (the dropped section summed; dropped=True),
+                                   pool_<p>_* (only with pools=True: nodes without virtual tables)
 
 Where `sjk` is missing (nodetool before 4.0) GC comes from `nodetool gcstats` instead, which
 reports only the collections since its previous call and resets GCInspector's counters for every
@@ -89,10 +93,11 @@ class NodetoolSource(Source):
     name = "nodetool"
 
     def __init__(self, cluster: Any, tables: Sequence[tuple[str, str]] = (), pools: bool = False,
-                 tasks: bool = False, timeout_s: float = 60.0, max_parallel: int = 4) -> None:
+                 tasks: bool = False, timeout_s: float = 60.0, max_parallel: int = 5, dropped: bool = True) -> None:
         self.cluster = cluster
         self.tables = list(tables)
         self.pools = pools
+        self.dropped = dropped
         self.tasks = tasks
         self.timeout_s = timeout_s
         self.use_sjk = True
@@ -109,7 +114,7 @@ class NodetoolSource(Source):
             cmds["timeouts"] = ["sjk", "mxdump", "-q", TIMEOUTS_QUERY]
         else:
             cmds["gc"] = ["gcstats"]
-        if self.pools:
+        if self.pools or self.dropped:
             cmds["tpstats"] = ["tpstats"]
         return cmds
 
@@ -126,6 +131,9 @@ class NodetoolSource(Source):
             row = rows.iloc[0]
             if pd.notna(row.get("sstable_count")):
                 out.append(Reading(when, node, table_metric("live_sstables", ks, t), float(row["sstable_count"])))
+            for metric, column in (("local_writes", "local_write_count"), ("local_reads", "local_read_count")):
+                if pd.notna(row.get(column)):
+                    out.append(Reading(when, node, table_metric(metric, ks, t), float(row[column])))
             levels = row.get("sstables_per_level")
             if isinstance(levels, str):
                 for level, count in enumerate(parse_levels(levels)):
@@ -168,9 +176,13 @@ class NodetoolSource(Source):
         return out, []
 
     def parse_tpstats(self, node: str, when: pd.Timestamp, text: str) -> Parsed:
-        pools = parse_text(text, format="nodetool-tpstats").tables["pools"]
+        tables = parse_text(text, format="nodetool-tpstats").tables
         out = []
-        for row in pools.itertuples(index=False):
+        if self.dropped and "dropped" in tables:
+            out.append(Reading(when, node, "dropped_messages", float(tables["dropped"]["dropped"].fillna(0).sum())))
+        if not self.pools:
+            return out, []
+        for row in tables["pools"].itertuples(index=False):
             for what in ("pending", "active", "blocked", "completed"):
                 value = getattr(row, what)
                 if pd.notna(value):

@@ -16,7 +16,9 @@ Sources, chosen by `jmx="auto"` (see each module for what it reads and from wher
   jolokia         JMX over HTTP: a cluster whose nodes have a known agent (`jolokia_endpoint()`:
                   a LocalCluster started with jolokia=True), or `jolokia_url`
   nodetool        the fallback: nodetool commands parsed with cassperf's nodetool parsers
-  host            psutil: this machine, and local nodes' JVM processes
+  host            psutil: this machine, local nodes' JVM processes, their cgroups and data devices
+  client          psutil: the load generator's processes (`clients`, registered by whoever
+                  starts them: the engine its workers, run_spec a tool's process tree)
 Each source also writes `sampler_<source>_ms` per node: the wall time it took (its own cost).
 
 A sample slower than the interval delays the next one (no catching up: missed ticks are
@@ -38,10 +40,12 @@ from typing import Any, Literal
 import pandas as pd
 
 from cassperf.cluster.jolokia import JolokiaEndpoint
+from cassperf.constraints import Real
 from cassperf.errors import ClusterError, ConfigError
 from cassperf.results.model import EVENT_COLUMNS, METRIC_COLUMNS, conform, empty_frame
 from cassperf.results.store import phase_events
 from cassperf.sampler.base import NodeRef, Reading, Source, cluster_nodes, utc_now
+from cassperf.sampler.client import ClientProcesses, ClientSource
 from cassperf.sampler.host import HostSource
 from cassperf.sampler.jolokia_source import JolokiaSource
 from cassperf.sampler.names import SAMPLER_COST_PREFIX
@@ -90,14 +94,16 @@ class ClusterSampler:
     sources       give the sources yourself (then jmx, virtual_tables and host are ignored)
     jolokia_url   for jmx="jolokia" on a remote cluster: e.g. "http://{address}:8778/jolokia"
     final_sample  take one more sample at stop()
+    clients       the load generator's processes (ClientProcesses; with host, their CPU is
+                  sampled); None: an empty registry, `sampler.clients`, to add them to
     """
 
     def __init__(self, cluster: Any, tables: Sequence[tuple[str, str]] = (), interval_s: float = 5.0,
                  writer: Any = None, *, jmx: JmxMode = "auto", virtual_tables: bool = True, host: bool = True,
                  sources: Sequence[Source] | None = None, nodes: Sequence[NodeRef] | None = None,
                  jolokia_url: str | None = None, final_sample: bool = True,
-                 nodetool_timeout_s: float = 60.0) -> None:
-        if isinstance(interval_s, bool) or not isinstance(interval_s, (int, float)) or not 0 < interval_s < math.inf:
+                 nodetool_timeout_s: float = 60.0, clients: ClientProcesses | None = None) -> None:
+        if not Real(0, low_open=True).accepts(interval_s):
             raise ConfigError(f"interval_s must be a number of seconds > 0, got {interval_s!r}")
         if jmx not in ("auto", "jolokia", "nodetool", "none"):
             raise ConfigError(f"jmx must be one of auto, jolokia, nodetool, none; got {jmx!r}")
@@ -119,6 +125,7 @@ class ClusterSampler:
         self._failure: BaseException | None = None
         self._t0 = time.monotonic()
         self._closed = False
+        self.clients = clients if clients is not None else ClientProcesses()
         if sources is not None:
             self.sources = list(sources)
         else:
@@ -155,7 +162,7 @@ class ClusterSampler:
             sources.append(NodetoolSource(self.cluster, self.tables, pools=not has_vt, tasks=not has_vt,
                                           timeout_s=nodetool_timeout_s))
         if host:
-            sources.append(HostSource())
+            sources += [HostSource(), ClientSource(self.clients)]
         return sources
 
     def _has_agents(self) -> bool:

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from cassperf.cluster import owners
+from cassperf.constraints import Whole, check
 from cassperf.errors import ConfigError, ToolError
 from cassperf.storage import blockdev
 
@@ -142,8 +143,7 @@ def loop_filesystem(folder: Path, size_mb: int = 1024, fstype: str = "ext4",
     ``folder/mnt`` (backing file ``folder/backing.img``, sparse); removed on exit (module doc).
     What a dead owner left in ``folder`` is released first (``say`` gets one line); a folder a
     live owner uses, or that holds a backing file or mount of no record, is refused."""
-    if isinstance(size_mb, bool) or not isinstance(size_mb, int) or size_mb < 64:
-        raise ConfigError(f"size_mb={size_mb!r}: expected a whole number of MiB >= 64")
+    check("size_mb", size_mb, Whole(64, unit="MiB"))
     check_loop_support(fstype)
     folder = Path(folder).resolve()
     backing, mount_point = folder / "backing.img", folder / "mnt"

@@ -42,6 +42,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from cassperf.constraints import PowerOfTwo
 from cassperf.errors import ConfigError, ParseError
 from cassperf.parsers.base import ParseResult
 from cassperf.storage import blockdev
@@ -115,7 +116,7 @@ def plan_raid0(md_device: str, devices: Sequence[str], chunk_kb: int, mount_poin
         raise ConfigError(f"devices {devs!r}: a device is named twice")
     if not all(isinstance(d, str) and d.startswith("/dev/") for d in devs):
         raise ConfigError(f"devices {devs!r}: expected paths under /dev/")
-    if isinstance(chunk_kb, bool) or not isinstance(chunk_kb, int) or chunk_kb < 4 or chunk_kb & (chunk_kb - 1):
+    if not PowerOfTwo(4).accepts(chunk_kb):
         raise ConfigError(f"chunk_kb {chunk_kb!r}: expected a power of two >= 4 (KiB), e.g. 4, 64, 128, 256")
     plan: list[Command] = []
     if mount_point is not None:

@@ -476,7 +476,11 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
         if sampler is not None:
             from cassperf.sampler import ClusterSampler  # noqa: PLC0415 - only when asked for
 
-            cluster_sampler = ClusterSampler(cluster, writer=writer, **dict(sampler)).start()
+            cluster_sampler = ClusterSampler(cluster, writer=writer, **dict(sampler))
+            cluster_sampler.clients.add("engine", os.getpid())       # the client's CPU: this process ...
+            for i, p in enumerate(procs):                            # ... and every worker
+                cluster_sampler.clients.add(f"worker-{i}", p.pid)
+            cluster_sampler.start()
         bar = _progress_bar(spec, progress)
         collector = _Collector(writer, spec, nproc, t0, epoch0, bar)
         go.set()
@@ -619,9 +623,9 @@ def _take(msg: tuple, col: _Collector, writer: RunWriter) -> None:
 
 def _close_exited(reports: Any, procs: list[Any], col: _Collector, writer: RunWriter) -> None:
     """Close every worker that exited without a 'done' read yet. A worker flushes its reports into
-    the queue before it exits, so what it sent is read first: a parent that woke late (CI at
-    240ec88: no queue read for 2 s) found worker 0 gone with its whole run still in the pipe, and
-    closed it at interval -1."""
+    the queue before it exits, so what it sent is read first: a parent that woke late (no queue
+    read for 2 s, seen in CI) found worker 0 gone with its whole run still in the pipe, and closed
+    it at interval -1."""
     exited = [i for i, p in enumerate(procs) if p.exitcode is not None and i not in col.done_at]
     if not exited:
         return
@@ -703,16 +707,24 @@ KEPT_RATE_SHARE = 0.95
 KEPT_RATE_SLACK_S = 0.5
 
 
+def fell_behind(target_ops_s: float, ops: int, elapsed_s: float) -> bool:
+    """Whether a paced client fell behind its schedule: it did under KEPT_RATE_SHARE of the rate
+    asked and is more than KEPT_RATE_SLACK_S seconds' worth of ops behind."""
+    achieved, behind = ops / elapsed_s, target_ops_s * elapsed_s - ops
+    return achieved < KEPT_RATE_SHARE * target_ops_s and behind > target_ops_s * KEPT_RATE_SLACK_S
+
+
 def _check_rate_kept(writer: RunWriter, rate: Any, ops: int, elapsed_s: float) -> None:
-    """Record the asked and achieved rate of a fixed or throttled run, and warn when it fell short:
-    a fixed=50000/s run on a node that does 20,000 would otherwise look like a chosen rate in a
+    """Record the asked and achieved rate of a fixed or throttled run and whether it fell behind its
+    schedule (manifest engine.fell_behind, a flag of the stored run), and warn when it did: a
+    fixed=50000/s run on a node that does 20,000 would otherwise look like a chosen rate in a
     report (its response times do show the queue behind the schedule, its throughput does not say so)."""
     if rate.kind == "unlimited" or not rate.ops_per_s or elapsed_s <= 0:
         return
     target, achieved = float(rate.ops_per_s), ops / elapsed_s
-    writer.manifest["engine"].update(target_rate_ops_s=target, achieved_rate_ops_s=achieved)
-    behind = target * elapsed_s - ops
-    if achieved >= KEPT_RATE_SHARE * target or behind <= target * KEPT_RATE_SLACK_S:
+    behind = fell_behind(target, ops, elapsed_s)
+    writer.manifest["engine"].update(target_rate_ops_s=target, achieved_rate_ops_s=achieved, fell_behind=behind)
+    if not behind:
         return
     why = ("response times include the wait behind the schedule (coordinated omission corrected); "
            "service times do not" if rate.kind == "fixed" else

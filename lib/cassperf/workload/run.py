@@ -25,12 +25,12 @@ tool the same things happen, in this order:
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 from contextlib import ExitStack, nullcontext
 from pathlib import Path
 from typing import Any
 
+from cassperf.constraints import Real, Whole, check
 from cassperf.errors import CassperfError, ClusterError, ConfigError
 from cassperf.results.model import Run
 from cassperf.results.store import RunWriter, load_run, mark_failed, run_folder
@@ -116,12 +116,11 @@ def run_spec(spec: WorkloadSpec, cluster: Any, *, tool: str = "engine", labels: 
     """
     if not 0 <= max_error_share < 1:
         raise ConfigError(f"max_error_share={max_error_share!r}: expected a share in [0, 1), e.g. 0.05")
-    if processes is not None and (isinstance(processes, bool) or not isinstance(processes, int) or processes < 1):
-        raise ConfigError(f"processes={processes!r}: expected a whole number >= 1 (or None: one per core)")
+    if processes is not None:
+        check("processes", processes, Whole(1, note="or None: one per core"))
     if sampler is not None:
-        interval = sampler.get("interval_s", 5.0)
-        if isinstance(interval, bool) or not isinstance(interval, (int, float)) or not 0 < interval < math.inf:
-            raise ConfigError(f"sampler interval_s={interval!r}: expected seconds > 0 (no sampler: sampler=None)")
+        check("sampler interval_s", sampler.get("interval_s", 5.0),
+              Real(0, low_open=True, unit="seconds", note="no sampler: sampler=None"))
     exe = check_tool(tool)
     check_cluster(cluster)
     from cassperf.workload.engine import create_schema
@@ -214,6 +213,7 @@ def _run_tool(tool: str, exe: Path | None, spec: WorkloadSpec, cluster: Any, lab
         with ExitStack() as opened:
             opened.push(writer)      # closed on the way out, complete or with the error (already open: no `with writer`)
             watch = ClusterSampler(cluster, writer=writer, **dict(sampler)) if sampler is not None else nullcontext()
+            on_start = (lambda pid: watch.clients.add(tool, pid, tree=True)) if sampler is not None else None
             with watch:
                 action = DuringAction(during, writer) if during is not None else None
                 if action is not None:
@@ -223,11 +223,12 @@ def _run_tool(tool: str, exe: Path | None, spec: WorkloadSpec, cluster: Any, lab
                         from cassperf.workload.runners.stress_runner import run_cassandra_stress
 
                         run_cassandra_stress(spec, writer, cluster=cluster, executable=exe, progress=progress,
-                                             schema_precreated=True)
+                                             schema_precreated=True, on_start=on_start)
                     else:
                         from cassperf.workload.runners.latte_runner import run_latte
 
-                        run_latte(spec, writer, cluster=cluster, executable=exe, progress=progress, schema=False)
+                        run_latte(spec, writer, cluster=cluster, executable=exe, progress=progress, schema=False,
+                                  on_start=on_start)
                 finally:
                     if action is not None:
                         action.join()

@@ -24,6 +24,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
+from cassperf.constraints import PowerOfTwo, Whole
 from cassperf.errors import ConfigError
 
 OPS: tuple[str, ...] = ("write", "read", "mixed", "delete")
@@ -107,7 +108,7 @@ def _choice(field_name: str, label: str, value: str, allowed: Sequence[str]) -> 
 
 
 def _positive_int(field_name: str, value: object, what: str) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
+    if not Whole(1).accepts(value):
         raise _fail(field_name, f"{what} must be a whole number > 0, got {value!r}")
     return value
 
@@ -156,7 +157,7 @@ class Ratio:
     def __post_init__(self) -> None:
         for name in RATIO_OPS:
             value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            if not Whole(0).accepts(value):
                 raise _fail("ratio", f"ratio weight {name}={value!r} must be a whole number >= 0")
         if not any(getattr(self, name) for name in RATIO_OPS):
             given = ",".join(f"{name}={getattr(self, name)}" for name in RATIO_OPS if getattr(self, name) == 0)
@@ -198,7 +199,7 @@ class Rate:
             if self.ops_per_s not in (None, 0):
                 raise _fail("rate", f"rate mode unlimited takes no ops/s, got {self.ops_per_s!r}")
             object.__setattr__(self, "ops_per_s", None)
-        elif isinstance(self.ops_per_s, bool) or not isinstance(self.ops_per_s, int) or self.ops_per_s <= 0:
+        elif not Whole(1).accepts(self.ops_per_s):
             raise _fail("rate", f"rate {kind}={self.ops_per_s}/s: the rate must be a whole number of "
                                 f"ops/s > 0 (e.g. {kind}=2000/s)")
 
@@ -242,7 +243,7 @@ class Population:
         object.__setattr__(self, "kind", kind)
         for name in ("low", "high"):
             v = getattr(self, name)
-            if isinstance(v, bool) or not isinstance(v, int) or v < 0:
+            if not Whole(0).accepts(v):
                 raise _fail("population", f"population {name} must be a whole number >= 0, got {v!r}")
         if self.low > self.high:
             raise _fail("population", f"population {kind}({self.low}..{self.high}): low must be <= high")
@@ -354,7 +355,7 @@ class Replication:
 
 
 def _replication_factor(rf: object, where: str) -> int:
-    if isinstance(rf, bool) or not isinstance(rf, int) or rf < 0:
+    if not Whole(0).accepts(rf):
         raise _fail("replication", f"replication factor for {where} must be a whole number >= 0, got {rf!r}")
     return rf
 
@@ -412,7 +413,7 @@ class Compression:
         object.__setattr__(self, "compressor", COMPRESSORS.get(name, name))
         chunk = self.chunk_length_in_kb
         if chunk is not None:
-            if isinstance(chunk, bool) or not isinstance(chunk, int) or chunk <= 0 or chunk & (chunk - 1):
+            if not PowerOfTwo(1).accepts(chunk):
                 raise _fail("compression", f"chunk_length_in_kb must be a power of two > 0 (4, 16, 64...), "
                                            f"got {chunk!r}")
 

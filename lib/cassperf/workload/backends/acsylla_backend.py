@@ -60,9 +60,9 @@ class AcsyllaBackend(Backend):
             "core_connections_per_host": connections_per_host or 1,
             # the driver's I/O thread re-arms this timer while requests keep coming (six empty
             # rounds before it sleeps): at the default 200 us that is ~5,000 wake-ups/s at any
-            # rate. 1000 us, measured alternately against 200 on one node (bench notes, 2026-11-22):
-            # 5,000 ops/s 58-64 vs 75-77 us of client CPU per op, service p50 0.77-1.0 vs 1.8 ms;
-            # unlimited 11.4-14.5 vs 13.5-17.2 us/op at 5-7% more ops/s.
+            # rate. 1000 us costs less client CPU per op and a lower service p50 at a fixed rate,
+            # and as much throughput unlimited (measured alternately against 200 on one node:
+            # docs/measurements.md).
             "coalesce_delay_us": COALESCE_DELAY_US,
             # no retries: every failure is counted as what the server said (the default policy
             # would retry an Unavailable on the next host and report "no hosts available")

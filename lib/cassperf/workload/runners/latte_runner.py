@@ -62,7 +62,7 @@ import math
 import os
 import re
 import subprocess
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -70,6 +70,7 @@ from typing import Any
 import pandas as pd
 
 from cassperf.cluster.tls import TlsOptions
+from cassperf.constraints import Whole
 from cassperf.errors import ToolError
 from cassperf.parsers.base import ParseResult
 from cassperf.workload.runners.streaming import (
@@ -169,7 +170,7 @@ def latte_commands(spec: WorkloadSpec, executable: str | Path, *, cluster: Any =
                    worker_threads: int = 1, report_path: str | Path | None = None,
                    log_dir: str | Path | None = None) -> LatteCommand:
     """The `latte schema` and `latte run` argv for `spec` (see the module doc for the mapping)."""
-    if isinstance(worker_threads, bool) or not isinstance(worker_threads, int) or worker_threads < 1:
+    if not Whole(1).accepts(worker_threads):
         raise WorkloadSpecError("worker_threads",
                                 f"latte worker_threads must be a whole number >= 1, got {worker_threads!r}")
     if spec.cl not in LATTE_CONSISTENCY:
@@ -287,8 +288,9 @@ def _shown(argv: list[str]) -> str:
 
 def run_latte(spec: WorkloadSpec, writer: Any, *, cluster: Any = None, executable: str | Path | None = None,
               schema: bool = True, worker_threads: int = 1, progress: bool = True, timeout_s: float | None = None,
-              env: Mapping[str, str] | None = None) -> LatteResult:
-    """Run latte for `spec` into `writer` (an open RunWriter); see the module doc."""
+              env: Mapping[str, str] | None = None, on_start: Callable[[int], None] | None = None) -> LatteResult:
+    """Run latte for `spec` into `writer` (an open RunWriter); see the module doc. `on_start`:
+    called with the load's pid once it runs."""
     exe = Path(executable) if executable is not None else locate_latte(env)
     creds = tool_credentials(cluster)
     tool_env = env
@@ -328,7 +330,7 @@ def run_latte(spec: WorkloadSpec, writer: Any, *, cluster: Any = None, executabl
             try:
                 with writer.phase(TOOL, shown):
                     outcome = stream_process(cmd.run, raw, bar.line, env=tool_env, cwd=out_dir,
-                                             timeout_s=timeout_s, redactor=redactor)
+                                             timeout_s=timeout_s, redactor=redactor, on_start=on_start)
             finally:
                 bar.close()
         finally:

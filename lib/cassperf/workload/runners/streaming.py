@@ -378,16 +378,20 @@ def _stop_group(proc: subprocess.Popen[str]) -> None:
 
 def stream_process(argv: Sequence[str], out: IO[str], on_line: Callable[[str], None] | None = None, *,
                    env: Mapping[str, str] | None = None, cwd: str | Path | None = None,
-                   timeout_s: float | None = None, redactor: Redactor | None = None) -> ProcessOutcome:
+                   timeout_s: float | None = None, redactor: Redactor | None = None,
+                   on_start: Callable[[int], None] | None = None) -> ProcessOutcome:
     """Run argv with stdout and stderr merged, writing every line to `out` as it arrives and
     passing it to `on_line`. A timeout or Ctrl-C stops the tool's process group (Ctrl-C is
     re-raised after the tool has stopped). With a `redactor`, each line is redacted before it is
-    written or passed on, and the outcome's argv is the redacted one."""
+    written or passed on, and the outcome's argv is the redacted one. `on_start`: called with the
+    tool's pid once it runs (the sampler's client CPU)."""
     started_utc = pd.Timestamp.now(tz="UTC")
     t0 = time.monotonic()
     proc = subprocess.Popen(list(argv), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                             text=True, encoding="utf-8", errors="replace", bufsize=1,
                             env=dict(env) if env is not None else None, cwd=cwd, start_new_session=True)
+    if on_start is not None:
+        on_start(proc.pid)
     timed_out = threading.Event()
     timer = None
     if timeout_s is not None:

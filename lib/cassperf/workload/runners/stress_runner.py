@@ -61,7 +61,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -260,12 +260,14 @@ class StressResult:
 def run_cassandra_stress(spec: WorkloadSpec, writer: Any, *, cluster: Any = None, executable: str | Path | None = None,
                          schema_precreated: bool = False, progress: bool = True, timeout_s: float | None = None,
                          env: Mapping[str, str] | None = None, user_profile: bool | None = None,
-                         credentials_file: bool | None = None) -> StressResult:
+                         credentials_file: bool | None = None,
+                         on_start: Callable[[int], None] | None = None) -> StressResult:
     """Run cassandra-stress for `spec` into `writer` (an open RunWriter); see the module doc.
     `user_profile`: None runs user mode only for a spec with a delete share, True always,
     False never. `credentials_file` (only with credentials): None uses -credentials-file when
     the install is 5.0 or later, True always, False never (user= password= in -mode).
-    StressResult.argv is the argv as shown (password redacted)."""
+    StressResult.argv is the argv as shown (password redacted). `on_start`: called with the
+    tool's pid once it runs."""
     exe = Path(executable) if executable is not None else locate_cassandra_stress(env)
     creds = tool_credentials(cluster)
     tls = tool_tls(cluster)
@@ -315,7 +317,7 @@ def run_cassandra_stress(spec: WorkloadSpec, writer: Any, *, cluster: Any = None
         try:
             with writer.phase(TOOL, shown):
                 outcome = stream_process(argv, raw, bar.line, env=env, cwd=cwd, timeout_s=timeout_s,
-                                         redactor=redactor)
+                                         redactor=redactor, on_start=on_start)
         finally:
             bar.close()
             if redactor is not None:
