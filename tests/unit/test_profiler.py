@@ -63,6 +63,6 @@ def test_a_study_profiles_by_default_and_the_switch_leaves_the_plan_alone() -> N
     on, off = GCStudy(), GCStudy(profile=False)
     assert on.profile is True and off.profile is False
     assert on.plan_key() == off.plan_key()
-    with pytest.raises(ConfigError, match=r"profile='yes': expected True \(a CPU profile of the nodes per measured "
-                                          r"run\) or False"):
+    with pytest.raises(ConfigError, match=r"^profile='yes': expected True or False \(True: a CPU profile of the "
+                                          r"nodes per measured run\)$"):
         GCStudy(profile="yes")  # type: ignore[arg-type]
