@@ -13,6 +13,7 @@ import shutil
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+import pandas as pd
 import pytest
 
 from cassperf.analysis.profiles import (
@@ -25,7 +26,8 @@ from cassperf.analysis.profiles import (
 )
 from cassperf.cluster.profiler import Profiler
 from cassperf.experiments.executor import execute
-from cassperf.experiments.outcome import load_outcome, run_figures
+from cassperf.experiments.analysis import Analysis
+from cassperf.experiments.outcome import StudyOutcome, load_outcome
 from cassperf.experiments.study import Arm, Study
 from cassperf.results.catalog import catalog
 from cassperf.parsers.jfr import BadRecording, profile_samples, read_jfr
@@ -140,11 +142,21 @@ def test_a_recording_that_cannot_be_named_is_one_warning_and_the_run_goes_on(nod
     assert profile_samples([run.run_id], root=root).notes == [f"run {run.run_id}: no profile ({line})"]
 
 
+class WriteReadAnalysis(Analysis):
+    """One claim decided between the two arms (its verdict is not what the test checks)."""
+
+    def claims(self, outcome: StudyOutcome, figures: pd.DataFrame) -> pd.DataFrame:
+        return pd.DataFrame([{"claim": "A/A", "verdict": "control"},
+                             {"claim": "reads differ from writes", "verdict": "holds", "arm_a": "write",
+                              "arm_b": "read"}])
+
+
 @dataclass(frozen=True)
 class WriteRead(Study):
     name: ClassVar[str] = "profiled"
     title: ClassVar[str] = "Writes and reads, profiled"
     source: ClassVar[str] = "tests"
+    ANALYSIS: ClassVar[Any] = WriteReadAnalysis
 
     def _spec(self, op: str) -> WorkloadSpec:
         return WorkloadSpec(op=op, duration=self.run_s, concurrency=16, population=KEYS, keyspace="prof_study",
@@ -167,20 +179,35 @@ def test_a_study_profiles_its_measured_runs_and_only_those_unless_told_not_to(no
         recorded = sorted(p.name for p in (tmp_path / path / "raw" / "profiles").glob("*.jfr")) \
             if (tmp_path / path / "raw" / "profiles").exists() else []
         assert recorded == (["node1.jfr"] if role == "measure" else []), (role, path)
-    figures = run_figures(load_outcome(study, root=tmp_path))
+    outcome = load_outcome(study, root=tmp_path)
     found = profile_samples(measured["run_id"], root=tmp_path)
     assert found.notes == []
-    samples = arm_samples(found.samples, figures)
+    concluded = study.analysis().conclude(outcome)
+    samples = arm_samples(found.samples, concluded.figures)
     assert set(samples["arm"]) == {"write", "read"}
     table = pool_share_table(samples, order=["write", "read"])
     assert list(table.index) == ["write", "read"] and (table["samples"] > 50).all()
     assert table.loc["read"].get("ReadStage", 0) > table.loc["write"].get("ReadStage", 0)
     assert table.loc["write"].get("MutationStage", 0) > table.loc["read"].get("MutationStage", 0)
+    # what the report shows: the same per-arm table, and the decided claim's differential
+    evidence = concluded.profiles
+    assert evidence.notes == [] and evidence.runs == 4 and evidence.period == "20 ms"
+    assert list(evidence.pools.index) == ["write", "read"]
+    assert evidence.pools["samples"].tolist() == table["samples"].tolist()
+    (claim,) = evidence.claims
+    assert (claim.arm_a, claim.arm_b, claim.note) == ("write", "read", "")
+    pools = claim.pools.set_index("key")["change_points"]
+    assert pools["ReadStage"] > 5 and pools["MutationStage"] < -5, pools
+    assert claim.tree is not None and claim.tree["samples_b"].iloc[0] == table.loc["read", "samples"]
+    why = concluded.claims.set_index("claim")["why"]
+    assert why["reads differ from writes"].startswith("read against write: ") and why["A/A"] == ""
 
     off = WriteRead(experiment="off", repeats=2, run_s=4, interval_s=0.2, warm_max_steps=0, aa=False, profile=False)
     assert execute(off, node, root=tmp_path / "off").ran == 4
     paths = catalog(tmp_path / "off")["path"]
     assert not any((tmp_path / "off" / p / "raw" / "profiles").exists() for p in paths)
+    evidence = off.analysis().conclude(load_outcome(off, root=tmp_path / "off")).profiles
+    assert evidence.empty and evidence.notes == ["no CPU profiles: the study ran with profile=False"]
 
 
 def test_after_a_restart_the_session_reconnects_and_the_run_says_flight_recorder_was_set_up(node, tmp_path):

@@ -33,6 +33,7 @@ import pandas as pd
 
 from cassperf.analysis.repeats import WindowChoice, run_figures
 from cassperf.analysis.resources import RESOURCE_COLUMNS, claim_limits, client_flag, resource_rows, run_resources
+from cassperf.experiments.profile_evidence import ProfileEvidence, claim_why, profile_evidence
 
 
 @dataclass
@@ -56,6 +57,7 @@ class Conclusions:
     figures: pd.DataFrame
     claims: pd.DataFrame
     sections: Sections
+    profiles: ProfileEvidence | None = None
 
 
 class Analysis:
@@ -113,10 +115,12 @@ class Analysis:
 
     def conclude(self, outcome: Any) -> Conclusions:
         """figures, then claims and sections from them: what the report machine asks of every study.
-        Under every decided claim, the limit of the arms it compares (resources.claim_limits)."""
+        Under every decided claim, the limit of the arms it compares (resources.claim_limits) and
+        where the nodes' time went differently between them (experiments.profile_evidence)."""
         figures = self.figures(outcome)
         claims = claim_limits(self.claims(outcome, figures), resource_rows(figures))
-        return Conclusions(figures, claims, self.sections(outcome, figures))
+        profiles = profile_evidence(outcome, figures, claims)
+        return Conclusions(figures, claim_why(claims, profiles), self.sections(outcome, figures), profiles)
 
 
 def _evidence(by_id: Mapping[str, Any], rows: Sequence[Mapping[str, Any]]) -> dict[str, dict[str, Any]]:

@@ -43,6 +43,7 @@ class StudyOutcome:
     warmup: list[Any] = field(default_factory=list)
     calibration: list[Any] = field(default_factory=list)
     note: str = ""                                    # how the record was chosen, when not the plan asked
+    folders: dict[str, Path] = field(default_factory=dict)   # run_id -> its folder (raw output, profiles)
 
     def runs_of(self, arm: str, usable: bool = True) -> list[Any]:
         """The runs of ``arm``; ``usable``: complete and not failed only."""
@@ -121,7 +122,8 @@ def load_outcome(study: Study, root: str | Path | None = None, empty_ok: bool = 
     ids = {rid for w in record.get("warmup", []) for rid in w.get("runs", [])}
     cal = set((record.get("calibration") or {}).get("runs", []))
     return StudyOutcome(as_run, record, measured, [r for r in runs if r.run_id in ids],
-                        [r for r in runs if r.run_id in cal], note)
+                        [r for r in runs if r.run_id in cal], note,
+                        {r.run_id: Path(by_id[r.run_id]) for r in measured if r.run_id in by_id})
 
 
 #: labels of runs an executor made (an imported run has none of them)

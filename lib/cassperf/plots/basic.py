@@ -2,8 +2,25 @@
 
 from __future__ import annotations
 
+import json
+
 import pandas as pd
+import plotly.graph_objects as go
 import plotly.io as pio
+
+#: the figures' output type (what JupyterLab and the report exporter draw)
+PLOTLY_MIME = "application/vnd.plotly.v1+json"
+#: a figure output whose metadata holds this key is drawn collapsed in a report, under a
+#: <details> whose summary is the key's value, and drawn when first opened (cassperf.report.html)
+COLLAPSED_KEY = "cassperf_collapsed"
+
+
+def show_collapsed(fig: go.Figure, summary: str) -> None:
+    """Show ``fig`` collapsed under ``summary`` in the published report (JupyterLab draws it
+    open)."""
+    from IPython.display import display
+
+    display({PLOTLY_MIME: json.loads(fig.to_json())}, raw=True, metadata={COLLAPSED_KEY: summary})
 
 
 def use_report_renderer() -> None:

@@ -36,7 +36,7 @@ from jinja2 import DictLoader
 from nbconvert import HTMLExporter
 from nbconvert.utils.base import NbConvertBase
 
-PLOTLY_MIME = "application/vnd.plotly.v1+json"
+from cassperf.plots.basic import COLLAPSED_KEY, PLOTLY_MIME
 FAILED_TAG = "cassperf-failed"
 #: Marks the single inline copy of plotly.js; a test counts it.
 PLOTLY_BUNDLE_ID = "cassperf-plotlyjs"
@@ -83,6 +83,8 @@ body.jp-Notebook{max-width:68rem;margin:0 auto;padding:18px 28px 40px;
 .jp-RenderedText[data-mime-type="application/vnd.jupyter.stderr"]{background:#fff8e1;border-left:3px solid #f0b400;
   padding:2px 6px}
 .cassperf-figure{width:100%;min-height:360px}
+details.cassperf-collapsed{margin:4px 0 10px;font:13px system-ui,sans-serif}
+details.cassperf-collapsed>summary{cursor:pointer;color:#3e4c59;font-weight:600}
 .cassperf-banner{border:2px solid #c62828;background:#fdecea;color:#7f1d1d;border-radius:6px;padding:10px 14px;
   margin:0 0 14px;font:600 15px system-ui,sans-serif}
 .cassperf-banner a{color:#b71c1c}
@@ -95,12 +97,21 @@ body.jp-Notebook{max-width:68rem;margin:0 auto;padding:18px 28px 40px;
 # head) or gzip+base64 (unpacked here with the browser's DecompressionStream, then run).
 _DRAW_JS = """(function(){
   var bundle = document.getElementById('__PLOTLY_ID__');
+  function plot(div) {
+    var spec = JSON.parse(div.querySelector('script[type="application/json"]').textContent);
+    var cfg = Object.assign({responsive: true, displaylogo: false}, spec.config || {});
+    Plotly.newPlot(div.querySelector('.cassperf-plot'), spec.data || [], spec.layout || {}, cfg);
+  }
+  function later(div, details) {     // a figure in a closed <details> is drawn when first opened, at its width
+    details.addEventListener('toggle', function once() {
+      if (details.open) { details.removeEventListener('toggle', once); plot(div); }
+    });
+  }
   function draw() {
     var figs = document.querySelectorAll('div.cassperf-figure');
     for (var i = 0; i < figs.length; i++) {
-      var div = figs[i], spec = JSON.parse(div.querySelector('script[type="application/json"]').textContent);
-      var cfg = Object.assign({responsive: true, displaylogo: false}, spec.config || {});
-      Plotly.newPlot(div.querySelector('.cassperf-plot'), spec.data || [], spec.layout || {}, cfg);
+      var details = figs[i].closest('details');
+      if (details && !details.open) later(figs[i], details); else plot(figs[i]);
     }
   }
   if (window.Plotly) { draw(); return; }
@@ -262,9 +273,13 @@ def prepare(nb: nbformat.NotebookNode, show_code: bool,
                     continue
                 if PLOTLY_MIME in data:
                     figures += 1
-                    out["data"] = {"text/html": "<div class='cassperf-figure'><div class='cassperf-plot'></div>"
-                                                "<script type='application/json'>"
-                                                f"{_json_for_script(data[PLOTLY_MIME])}</script></div>"}
+                    drawn = ("<div class='cassperf-figure'><div class='cassperf-plot'></div><script "
+                             f"type='application/json'>{_json_for_script(data[PLOTLY_MIME])}</script></div>")
+                    collapsed = (out.get("metadata") or {}).get(COLLAPSED_KEY)
+                    if collapsed:
+                        drawn = (f"<details class='cassperf-collapsed'><summary>{html.escape(str(collapsed))}"
+                                 f"</summary>{drawn}</details>")
+                    out["data"] = {"text/html": drawn}
                 elif _calls_plotly(out):
                     figures += 1
                     inline += 1

@@ -33,7 +33,9 @@ from IPython.display import HTML, display
 from cassperf.analysis.claims import VERDICTS
 from cassperf.experiments.analysis import Analysis, Sections
 from cassperf.experiments.outcome import StudyOutcome
+from cassperf.experiments.profile_evidence import ProfileEvidence
 from cassperf.experiments.study import Study
+from cassperf.workbook.profile_page import show_profiles
 
 _STYLE = """<style>
 .cp-find{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;font-size:14px;color:#1f2933;max-width:70rem}
@@ -74,8 +76,10 @@ def claims_html(claims: pd.DataFrame, heading: str = "Published finding (our wor
         reason = f"<div class='small'>{_esc(r.get('reason'))}</div>" if r.get("reason") else ""
         check = f"<div class='small check'><b>Did it take?</b> {_esc(r.get('check'))}</div>" if r.get("check") else ""
         limit = f"<div class='small limit'><b>Limit:</b> {_esc(r.get('limit'))}</div>" if r.get("limit") else ""
+        why = (f"<div class='small why'><b>Where the time went:</b> {_esc(r.get('why'))}</div>"
+               if isinstance(r.get("why"), str) and r.get("why") else "")
         rows.append(f"<tr{aa}><td>{_esc(r.get('claim'))}</td><td><span class='v {cls}'>{_esc(r.get('verdict'))}"
-                    f"</span>{reason}</td><td>{_esc(r.get('measured'))}{check}{limit}</td><td class='small'>"
+                    f"</span>{reason}</td><td>{_esc(r.get('measured'))}{check}{limit}{why}</td><td class='small'>"
                     f"{_esc(r.get('rule'))}{'<br>' + _esc(r.get('note')) if r.get('note') else ''}</td></tr>")
     return (f"<p class='count'>Claims checked here: {summary}.</p><table><thead><tr><th>{_esc(heading)}"
             f"</th><th>Verdict</th><th>Measured here</th><th>Rule, and what to keep in mind</th></tr></thead>"
@@ -89,8 +93,9 @@ class StudyReport:
 
     def __init__(self, outcome: StudyOutcome, claims: pd.DataFrame, figures: pd.DataFrame,
                  sections: Sections, where: str, cluster: Mapping[str, Any] | None,
-                 parameters: Mapping[str, Any], extra_json: Mapping[str, Any] | None = None) -> None:
-        self.outcome, self.claims, self.figures = outcome, claims, figures
+                 parameters: Mapping[str, Any], extra_json: Mapping[str, Any] | None = None,
+                 profiles: ProfileEvidence | None = None) -> None:
+        self.outcome, self.claims, self.figures, self.profiles = outcome, claims, figures, profiles
         self._sections, self.where, self.cluster, self.parameters = sections, where, cluster, parameters
         self.extra_json = dict(extra_json or {})
 
@@ -172,6 +177,7 @@ class StudyReport:
         if rec.get("calibration"):
             display(calibration_figure(rec["calibration"]))
         display(HTML(f"{_STYLE}<div class='cp-find'>{resources_html(self.figures)}</div>"))
+        show_profiles(self.profiles, _STYLE)
         display(HTML(f"{_STYLE}<div class='cp-find'><h4>Order of the runs (seed {self.outcome.study.seed})</h4>"
                      f"{order_table(rec.get('order', []))}</div>"))
 
@@ -330,7 +336,7 @@ def study_report(study_class: type[Study], namespace: Mapping[str, Any],
         claims = claims.assign(verdict="not shown", reason="not addressable on this cluster (the paragraph above says "
                                                            "what it lacks): nothing was run")
     return StudyReport(outcome, claims, found.figures, found.sections, where or where_text(cluster_desc), cluster_desc,
-                       params)
+                       params, profiles=found.profiles)
 
 
 __all__ = ["StudyReport", "claims_html", "study_report", "where_text"]
