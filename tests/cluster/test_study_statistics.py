@@ -12,6 +12,7 @@ from typing import Any, ClassVar
 import pytest
 
 from cassperf.analysis.arms import compare_arms
+from cassperf.experiments.analysis import Analysis
 from cassperf.experiments.executor import execute
 from cassperf.experiments.outcome import load_outcome
 from cassperf.experiments.study import Arm, Study
@@ -25,6 +26,7 @@ class FixedRates(Study):
     name: ClassVar[str] = "fixed-rates"
     title: ClassVar[str] = "Fixed rates"
     source: ClassVar[str] = "tests"
+    ANALYSIS: ClassVar[Any] = Analysis  # figures only: the test compares the arms itself
 
     def _spec(self, rate: int) -> WorkloadSpec:
         return WorkloadSpec(op="write", duration=self.run_s, concurrency=32, rate=f"fixed={rate}/s",

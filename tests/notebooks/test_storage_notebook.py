@@ -96,7 +96,7 @@ def test_storage_notebook_interleaves_both_storages_in_randomized_blocks_and_lea
     cold = "cold: memtables flushed, key and row caches invalidated, nodes restarted, OS page cache dropped"
     assert all(slots[f"{b}/{s} 64 KiB, empty, run a"]["note"] == cold for b in "12" for s in ("disk", "loop"))
     warm = slots[f"1/loop 64 KiB, full, {knee} threads"]["note"]
-    assert warm.startswith("warm: ") and " files of storage_c64 (" in warm
+    assert warm.startswith(f"warm: rows 1..{study.read_rows} of storage_c64 read once ("), warm
     # measured configurations: the data folder's disk, the loop device; system_schema's chunk
     confs = {c["configuration"]: c for c in record["baseline"][-1]["configurations"]}
     here = storage_of(storage_data)

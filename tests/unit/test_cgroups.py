@@ -94,9 +94,10 @@ def test_problem_lines(tmp_path: Path) -> None:
     assert problem(Controllers("v2", tmp_path, tmp_path), memory=True, io=True) is None
 
 
-def v1_folder(folder: Path, usage: int, limit: str = "9223372036854771712", under_oom: int = 0) -> NodeCgroup:
+def v1_folder(folder: Path, usage: int, limit: str = "9223372036854771712", under_oom: int = 0,
+              stat: str = V1_STAT) -> NodeCgroup:
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "memory.stat").write_text(V1_STAT)
+    (folder / "memory.stat").write_text(stat)
     (folder / "memory.usage_in_bytes").write_text(f"{usage}\n")
     (folder / "memory.limit_in_bytes").write_text(f"{limit}\n")
     (folder / "memory.oom_control").write_text(f"oom_kill_disable 1\nunder_oom {under_oom}\noom_kill 0\n")
@@ -104,10 +105,10 @@ def v1_folder(folder: Path, usage: int, limit: str = "9223372036854771712", unde
 
 
 def test_a_v1_reading(tmp_path: Path) -> None:
-    node = v1_folder(tmp_path / "node1", usage=820 * MIB)
-    # file pages: 48 + 16 MiB; own = usage - file
-    assert node.read_memory() == MemoryReading(820 * MIB, 64 * MIB, 700 * MIB, None, False)
-    assert node.read_memory().own == 756 * MIB
+    node = v1_folder(tmp_path / "node1", usage=820 * MIB, stat=V1_STAT + "dirty 8388608\nwriteback 4194304\n")
+    # file pages: 48 + 16 MiB, 8 + 4 MiB of them dirty or under writeback; own = usage - the clean file pages
+    assert node.read_memory() == MemoryReading(820 * MIB, 64 * MIB, 700 * MIB, None, False, 12 * MIB)
+    assert node.read_memory().own == 768 * MIB
     (tmp_path / "node1" / "memory.limit_in_bytes").write_text("838860800\n")
     assert node.read_memory().limit == 800 * MIB
 
@@ -115,10 +116,10 @@ def test_a_v1_reading(tmp_path: Path) -> None:
 def test_a_v2_node_cgroup_writes_memory_high_and_io_max(tmp_path: Path) -> None:
     node = NodeCgroup("v2", tmp_path, tmp_path)
     (tmp_path / "memory.stat").write_text("anon 734003200\nfile 67108864\nactive_file 16777216\n"
-                                          "inactive_file 50331648\nshmem 0\n")
+                                          "inactive_file 50331648\nshmem 0\nfile_dirty 2097152\nfile_writeback 0\n")
     (tmp_path / "memory.current").write_text(f"{820 * MIB}\n")
     (tmp_path / "memory.high").write_text("max\n")
-    assert node.read_memory() == MemoryReading(820 * MIB, 64 * MIB, 700 * MIB, None, False)
+    assert node.read_memory() == MemoryReading(820 * MIB, 64 * MIB, 700 * MIB, None, False, 2 * MIB)
     node.set_limit(800 * MIB)
     assert (tmp_path / "memory.high").read_text() == str(800 * MIB)
     node.set_reads((254, 0), 50_000_000, 400)

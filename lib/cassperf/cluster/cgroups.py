@@ -4,12 +4,16 @@ optionally a slower disk.
 A node started with ``LocalCluster(page_cache_mb=64)`` runs in a memory cgroup of its own,
 ``<this process's cgroup>/cassperf-<cluster key>/<node>``, whose limit is kept at
 
-    limit = the node's memory that is not page cache + the bound
+    limit = the node's memory that is not reclaimable page cache + the bound
 
-so the page cache the node may hold (its file pages: SSTables, commit log, index files it read or
-wrote) is at most the bound. "Not page cache" is the cgroup's usage minus its file pages: the
-JVM's anonymous memory (heap, metaspace, code cache, direct buffers, thread stacks), kernel
-memory charged to it (page tables, sockets, slab) and tmpfs pages (not reclaimable without swap).
+so the clean page cache the node may hold (its file pages: SSTables, index files it read or
+wrote) is at most the bound. "Not reclaimable page cache" is the cgroup's usage minus its clean
+file pages: the JVM's anonymous memory (heap, metaspace, code cache, direct buffers, thread
+stacks), kernel memory charged to it (page tables, sockets, slab), tmpfs pages (not reclaimable
+without swap), and file pages that are dirty or under writeback. Those last are the commit log's
+memory-mapped segments (32 MiB each) and flushes being written: reclaim cannot free them at once,
+and counted against the bound they filled a 64 MiB one, so that the JVM's next allocation of
+kernel memory (a mapping for its code cache) failed and the node died.
 
 The JVM's anonymous memory changes while it runs, and with no swap a cgroup at its limit with
 nothing left to reclaim calls the OOM killer: a killed node is a failed study. So:
@@ -197,19 +201,22 @@ def problem(controllers: Controllers | None, memory: bool, io: bool) -> str | No
 @dataclass(frozen=True)
 class MemoryReading:
     """A node cgroup's memory now, bytes. ``file``: page cache (active + inactive file pages,
-    tmpfs not included); ``own``: everything else charged to it (usage - file: anonymous memory,
-    kernel memory, tmpfs); ``limit``: None when unlimited; ``stalled``: its tasks wait at the
-    limit with nothing left to reclaim (v1 under_oom)."""
+    tmpfs not included); ``pinned``: the file pages among them that are dirty or under writeback
+    (the commit log's mapped segments, a flush being written), which reclaim cannot free at once;
+    ``own``: what the bound does not count (usage - file + pinned: anonymous memory, kernel
+    memory, tmpfs, and the pinned pages); ``limit``: None when unlimited; ``stalled``: its tasks
+    wait at the limit with nothing left to reclaim (v1 under_oom)."""
 
     usage: int
     file: int
     anon: int
     limit: int | None
     stalled: bool = False
+    pinned: int = 0
 
     @property
     def own(self) -> int:
-        return max(0, self.usage - self.file)
+        return max(0, self.usage - self.file + min(self.pinned, self.file))
 
 
 def _stat(path: Path) -> dict[str, int]:
@@ -254,10 +261,11 @@ class NodeCgroup:
             oom = _stat(self.memory / "memory.oom_control")
             return MemoryReading(usage, stat.get("active_file", 0) + stat.get("inactive_file", 0), stat.get("rss", 0),
                                  _limit((self.memory / "memory.limit_in_bytes").read_text()),
-                                 oom.get("under_oom", 0) == 1)
+                                 oom.get("under_oom", 0) == 1, stat.get("dirty", 0) + stat.get("writeback", 0))
         usage = int((self.memory / "memory.current").read_text())
         return MemoryReading(usage, stat.get("active_file", 0) + stat.get("inactive_file", 0), stat.get("anon", 0),
-                             _limit((self.memory / "memory.high").read_text()))
+                             _limit((self.memory / "memory.high").read_text()),
+                             pinned=stat.get("file_dirty", 0) + stat.get("file_writeback", 0))
 
     def read_io(self) -> tuple[int, int | None] | None:
         """(reads the cgroup's processes issued to its throttled disks, summed; the reads per second
@@ -533,7 +541,7 @@ class PageCacheGovernor:
                 node.raised += 1
             else:
                 node.lowered += 1
-            reading = MemoryReading(reading.usage, reading.file, reading.anon, want, reading.stalled)
+            reading = MemoryReading(reading.usage, reading.file, reading.anon, want, reading.stalled, reading.pinned)
         node.last = reading
 
     def check_all(self) -> None:

@@ -95,8 +95,9 @@ HOST_METRICS: dict[str, MetricInfo] = {
                                                  "(active + inactive file; only for nodes in a cgroup of their own)"),
     "node_anon_bytes": MetricInfo("gauge", "a local node's anonymous memory charged to its memory cgroup (heap, "
                                            "metaspace, direct buffers, stacks)"),
-    "node_own_memory_bytes": MetricInfo("gauge", "a local node's cgroup usage that is not page cache (anonymous, "
-                                                 "kernel, tmpfs): what its limit is set above"),
+    "node_own_memory_bytes": MetricInfo("gauge", "a local node's cgroup usage that is not clean page cache "
+                                                 "(anonymous, kernel, tmpfs, dirty file pages): what its limit is "
+                                                 "set above"),
     "node_memory_limit_bytes": MetricInfo("gauge", "a local node's memory cgroup limit (v2: memory.high), when it "
                                                    "has one: its own memory + the page-cache bound"),
     "node_disk_reads": MetricInfo("counter", "reads a local node issued to its throttled disks, from its I/O cgroup "
