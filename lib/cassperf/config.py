@@ -96,7 +96,8 @@ ENVIRONMENT: dict[str, str] = {
     "CASSPERF_SSL_VERIFY": "0: do not verify the server's certificate (default 1: verify)",
     "CASSPERF_SSH_CONFIG": "an ssh_config file for the client hosts of a multi-DC study",
     "CASSPERF_EVENT_LOOP": "the engine workers' event loop: uvloop (default) or asyncio",
-    "CASSPERF_FIXTURES": "a folder of real tool output for the parser tests (default: the repository's)",
+    "CASSPERF_FIXTURES": "a folder of real tool output the log explorer imports when given no logs (default: the "
+                         "repository's tests/fixtures/public; the tests do not read it)",
     "CASSPERF_FUZZ_EXAMPLES": "examples per fuzz test (tests only; CI draws a fixed set)",
     "CASSPERF_REPORT_PARAMETER_SET": "set by `cassperf report` in each notebook's kernel: the parameter set it "
                                      "runs with",
