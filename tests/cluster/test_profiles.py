@@ -195,7 +195,7 @@ def test_a_study_profiles_its_measured_runs_and_only_those_unless_told_not_to(no
     assert list(evidence.pools.index) == ["write", "read"]
     assert evidence.pools["samples"].tolist() == table["samples"].tolist()
     (claim,) = evidence.claims
-    assert (claim.arm_a, claim.arm_b, claim.note) == ("write", "read", "")
+    assert (claim.arm_a, claim.arm_b, claim.note, claim.claims) == ("write", "read", "", ["reads differ from writes"])
     pools = claim.pools.set_index("key")["change_points"]
     assert pools["ReadStage"] > 5 and pools["MutationStage"] < -5, pools
     assert claim.tree is not None and claim.tree["samples_b"].iloc[0] == table.loc["read", "samples"]

@@ -48,6 +48,8 @@ frame = pd.DataFrame({"op": ["write", "read"], "rate_ops_s": [5000.0, 4000.0], "
 bars(frame, "op", "rate_ops_s", "Throughput by op", "ops/s")''',
     'latency_bars(frame, "op", "Latency by op", "service")',
     'frame',
+    '''from cassperf.plots.basic import show_collapsed
+show_collapsed(bars(frame, "op", "latency_p99_ms", "p99 by op", "ms"), "Open: p99 by op")''',
 ]
 
 FAILS = [
@@ -109,7 +111,7 @@ def _html(published, name: str) -> str:
     return (published["reports"] / name).read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize("name, figures", [("00-log-explorer.html", 3), ("01-figures.html", 2), ("02-fails.html", 0)])
+@pytest.mark.parametrize("name, figures", [("00-log-explorer.html", 3), ("01-figures.html", 3), ("02-fails.html", 0)])
 def test_plotly_js_is_inside_exactly_once_and_nothing_is_fetched(published, name, figures):
     page = _html(published, name)
     bundles = re.findall(rf'<script id="{PLOTLY_BUNDLE_ID}" type="application/gzip\+base64">([^<]*)</script>', page)
@@ -129,10 +131,40 @@ def test_every_report_renders_in_a_browser_without_errors(published, name, tmp_p
     assert page.console == [], "no console message, no uncaught error"
     figures = page.dom.split("class=\"cassperf-figure\"")[1:]
     assert len(figures) == _html(published, name).count('<div class="cassperf-figure">')
-    for i, fig in enumerate(figures):
+    collapsed = page.dom.count('<details class="cassperf-collapsed">')
+    assert collapsed == (1 if name == "01-figures.html" else 0)
+    for i, fig in enumerate(figures[:len(figures) - collapsed]):
         assert 'class="main-svg"' in fig.split("class=\"cassperf-figure\"")[0], f"figure {i + 1} drew no SVG"
+    for fig in figures[len(figures) - collapsed:]:   # drawn when first opened (the next test)
+        assert 'class="main-svg"' not in fig
     assert 'class="cassperf-header"' in page.dom, "the report header"
     assert '<table border="1" class="dataframe' in page.dom, "the tables are there"
+
+
+def test_a_collapsed_figure_is_drawn_at_its_width_when_opened(published):
+    from playwright.sync_api import sync_playwright
+
+    from tests.notebooks.reportkit import chromium_or_skip
+
+    chromium = chromium_or_skip()
+    with sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=chromium, args=["--no-sandbox", "--disable-gpu",
+                                                                     "--proxy-server=http://127.0.0.1:9"])
+        try:
+            page = browser.new_page(viewport={"width": 1200, "height": 900})
+            errors: list[str] = []
+            page.on("pageerror", lambda e: errors.append(str(e)))
+            page.goto((published["reports"] / "01-figures.html").as_uri())
+            page.wait_for_function("document.querySelectorAll('.cassperf-plot .main-svg').length >= 2")
+            folded = page.locator("details.cassperf-collapsed")
+            assert folded.count() == 1 and folded.locator(".main-svg").count() == 0
+            assert folded.locator("summary").inner_text() == "Open: p99 by op"
+            folded.locator("summary").click()
+            folded.locator(".main-svg").first.wait_for()
+            width = folded.locator(".main-svg").first.bounding_box()["width"]
+            assert width > 800 and errors == [], (width, errors)
+        finally:
+            browser.close()
 
 
 def test_code_is_hidden_tables_and_header_stay(published):

@@ -115,8 +115,9 @@ class Analysis:
 
     def conclude(self, outcome: Any) -> Conclusions:
         """figures, then claims and sections from them: what the report machine asks of every study.
-        Under every decided claim, the limit of the arms it compares (resources.claim_limits) and
-        where the nodes' time went differently between them (experiments.profile_evidence)."""
+        Under every decided claim, the limit of the arms it compares (resources.claim_limits); under
+        every claim on two profiled arms, where the nodes' time went differently between them
+        (experiments.profile_evidence)."""
         figures = self.figures(outcome)
         claims = claim_limits(self.claims(outcome, figures), resource_rows(figures))
         profiles = profile_evidence(outcome, figures, claims)

@@ -1,10 +1,10 @@
 """Where the nodes spent their time, for a report: the CPU profiles of a study's measured runs
-(cassperf.cluster.profiler records them, cassperf.parsers.jfr reads them) per arm, and per decided
-claim what changed between the two arms it compares.
+(cassperf.cluster.profiler records them, cassperf.parsers.jfr reads them) per arm, and for each
+pair of arms a claim compares (the A/A control's first) what changed between them.
 
     found = profile_evidence(outcome, figures, claims)
     found.pools            # one row per arm: % of its CPU samples per thread pool (steady windows)
-    found.claims           # per decided claim comparing two arms: change lines, a flame-graph tree
+    found.claims           # per pair of arms a claim compares: change lines, a flame-graph tree
     found.notes            # one line per thing that could not be read, and why
 
 Each run counts only inside its steady window (the window its figures were taken over), and only
@@ -25,8 +25,6 @@ from cassperf.analysis.profiles import (arm_samples, change_lines, differential,
 from cassperf.analysis.select import AnalysisError
 from cassperf.errors import CassperfError
 
-#: verdicts of a decided claim: the ones whose arms get a differential
-DECIDED = ("holds", "does not hold")
 #: pools shown by name in the per-arm table (the rest summed as "other")
 TOP_POOLS = 8
 #: a change smaller than this (points of the samples) is not a line of its own
@@ -37,21 +35,23 @@ FLAME_MIN_SHARE_PCT = 0.5
 
 @dataclass
 class ClaimProfile:
-    """What changed between a claim's arms A and B: ``lines`` (the pools, then the frames, whose
-    share changed most), ``pools`` (the differential per pool), ``tree`` (flame_tree of B against
-    A) or ``note`` where there is none."""
+    """What changed between arms A and B, for the claims that compare them (``claims``; the A/A
+    control's pair too: how far shares move between identical arms): ``lines`` (the pools, then
+    the frames, whose share changed most), ``pools`` (the differential per pool), ``tree``
+    (flame_tree of B against A) or ``note`` where there is none."""
 
-    claim: str
+    claims: list[str]
     arm_a: str
     arm_b: str
     lines: list[str] = field(default_factory=list)
     pools: pd.DataFrame | None = None
     tree: pd.DataFrame | None = None
     note: str = ""
+    control: bool = False
 
     @property
     def summary(self) -> str:
-        """One line for the claims row: the largest pool changes, or why there are none."""
+        """One line for a claims row: the largest pool changes, or why there are none."""
         if self.note:
             return self.note
         return f"{self.arm_b} against {self.arm_a}: " + "; ".join(self.lines[:2]) if self.lines else \
@@ -76,9 +76,8 @@ def _none(notes: Sequence[str]) -> ProfileEvidence:
     return ProfileEvidence(pd.DataFrame(), pd.DataFrame(), [], list(notes))
 
 
-def _claim_profile(claim: Mapping[str, Any], by_arm: Mapping[str, pd.DataFrame]) -> ClaimProfile:
-    a, b = str(claim.get("arm_a") or ""), str(claim.get("arm_b") or "")
-    found = ClaimProfile(str(claim.get("claim", "")), a, b)
+def _pair_profile(a: str, b: str, by_arm: Mapping[str, pd.DataFrame]) -> ClaimProfile:
+    found = ClaimProfile([], a, b)
     missing = [arm for arm in (a, b) if arm not in by_arm]
     if missing:
         found.note = f"no profile of arm {missing[0]!r}: no CPU samples in its counted runs' steady windows"
@@ -93,6 +92,23 @@ def _claim_profile(claim: Mapping[str, Any], by_arm: Mapping[str, pd.DataFrame])
     found.lines = change_lines(found.pools, 3, min_points=MIN_POINTS) + \
         [f"frame {line}" for line in change_lines(frames, 2, min_points=MIN_POINTS)]
     return found
+
+
+def _pairs(claims: pd.DataFrame, by_arm: Mapping[str, pd.DataFrame]) -> list[ClaimProfile]:
+    """One ClaimProfile per pair of arms the claims compare, in the claims' order (the A/A
+    control's first), each naming its claims."""
+    if claims.empty or "arm_a" not in claims.columns:
+        return []
+    pairs: dict[tuple[str, str], ClaimProfile] = {}
+    for i, c in enumerate(claims.to_dict("records")):
+        a, b = c.get("arm_a"), c.get("arm_b")
+        if not (isinstance(a, str) and a and isinstance(b, str) and b):
+            continue
+        if (a, b) not in pairs:
+            pairs[(a, b)] = _pair_profile(a, b, by_arm)
+            pairs[(a, b)].control = i == 0
+        pairs[(a, b)].claims.append(str(c.get("claim", "")))
+    return list(pairs.values())
 
 
 def profile_evidence(outcome: Any, figures: pd.DataFrame, claims: pd.DataFrame) -> ProfileEvidence:
@@ -122,9 +138,7 @@ def profile_evidence(outcome: Any, figures: pd.DataFrame, claims: pd.DataFrame) 
     if not got.gc.empty and "time_s" in got.gc.columns:
         gc = gc_pauses(arm_samples(got.gc, figures), by="arm")
     by_arm = {str(arm): group for arm, group in samples.groupby("arm", observed=True, sort=False)}
-    decided = [c for c in claims.to_dict("records")[1:] if c.get("verdict") in DECIDED and c.get("arm_a")
-               and c.get("arm_b")] if not claims.empty and "arm_a" in claims.columns else []
-    found = [_claim_profile(c, by_arm) for c in decided]
+    found = _pairs(claims, by_arm)
     notes = list(dict.fromkeys(got.notes))
     notes = notes[:3] + ([f"and {len(notes) - 3} more lines like these"] if len(notes) > 3 else [])
     periods = sorted(set(got.periods.values()))
@@ -132,11 +146,11 @@ def profile_evidence(outcome: Any, figures: pd.DataFrame, claims: pd.DataFrame) 
 
 
 def claim_why(claims: pd.DataFrame, evidence: ProfileEvidence) -> pd.DataFrame:
-    """``claims`` with a ``why`` column: for each decided claim whose arms were profiled, the
-    largest changes of the thread pools' shares between them (ClaimProfile.summary)."""
+    """``claims`` with a ``why`` column: for each claim whose two arms were profiled, the largest
+    changes of the thread pools' shares between them (ClaimProfile.summary)."""
     if claims.empty:
         return claims
-    by_claim = {c.claim: c.summary for c in evidence.claims}
+    by_claim = {claim: pair.summary for pair in evidence.claims for claim in pair.claims}
     return claims.assign(why=[by_claim.get(str(c), "") for c in claims["claim"]])
 
 

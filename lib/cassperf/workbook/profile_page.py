@@ -1,6 +1,6 @@
 """The part of a study's page that says where the nodes spent their time: per arm the share of
-the CPU samples per thread pool (a table and bars), and per decided claim what changed between
-its two arms (a short table and a differential flame graph, both collapsed). Where there are no
+the CPU samples per thread pool (a table and bars), and for each pair of arms a claim compares
+what changed between them (a short table and a differential flame graph, both collapsed). Where there are no
 profiles, one line says why (cassperf.experiments.profile_evidence)."""
 
 from __future__ import annotations
@@ -52,14 +52,17 @@ def pools_html(found: ProfileEvidence) -> str:
 
 
 def claim_html(found: ClaimProfile) -> str:
-    """One decided claim's differential: the pools whose share changed, largest first, collapsed."""
-    title = f"{found.claim}: {found.arm_b} against {found.arm_a}"
+    """One pair of arms' differential, collapsed: the claims on it, the pools whose share changed,
+    largest first."""
+    pair = f"{found.arm_b} against {found.arm_a}"
+    title = f"{pair} (the A/A control: how far shares move between identical arms)" if found.control else pair
+    on = f"<p class='small'>Claims on this pair: {_esc('; '.join(found.claims))}.</p>"
     if found.note or found.pools is None:
         return f"<p class='small'><b>{_esc(title)}</b>: {_esc(found.note)}</p>"
     rows = "".join(f"<tr><td>{_esc(r.key)}</td><td>{_pct(r.share_a_pct)}</td><td>{_pct(r.share_b_pct)}</td>"
                    f"<td>{r.change_points:+.1f}</td></tr>" for r in found.pools.head(DIFF_ROWS).itertuples())
     lines = "; ".join(found.lines) or f"no pool or frame changed by {MIN_POINTS:g} point or more"
-    return (f"<details><summary>What changed: {_esc(title)}</summary><p class='small'>{_esc(lines)}.</p>"
+    return (f"<details><summary>What changed: {_esc(title)}</summary>{on}<p class='small'>{_esc(lines)}.</p>"
             f"<table><thead><tr><th>thread pool</th><th>{_esc(found.arm_a)} %</th><th>{_esc(found.arm_b)} %</th>"
             f"<th>change (points)</th></tr></thead><tbody>{rows}</tbody></table></details>")
 
@@ -76,21 +79,20 @@ def show_profiles(found: ProfileEvidence | None, style: str) -> None:
         return
     display(pool_share_bars(found.pools, "Share of the nodes' CPU samples per thread pool, per arm"))
     if not found.claims:
-        display(HTML(f"{style}<div class='cp-find'><p class='small'>No claim was decided between two profiled arms, "
-                     f"so no differential is shown.</p></div>"))
+        display(HTML(f"{style}<div class='cp-find'><p class='small'>No claim compares two profiled arms, so no "
+                     f"differential is shown.</p></div>"))
         return
-    display(HTML(f"{style}<div class='cp-find'><h4>What changed between the arms of each decided claim</h4>"
-                 f"<p class='small'>Points of the samples: an arm's share minus the other's. Open a claim for its "
-                 f"table, and its flame graph below it (width: B's samples; red: more of B's samples than of A's "
-                 f"pass there, blue: fewer).</p></div>"))
-    drawn: set[tuple[str, str]] = set()
-    for claim in found.claims:
-        display(HTML(f"{style}<div class='cp-find'>{claim_html(claim)}</div>"))
-        if claim.tree is not None and not claim.tree.empty and (claim.arm_a, claim.arm_b) not in drawn:
-            drawn.add((claim.arm_a, claim.arm_b))
-            show_collapsed(differential_flame(claim.tree, f"{claim.arm_b} against {claim.arm_a}",
-                                              a_name=claim.arm_a, b_name=claim.arm_b),
-                           f"Flame graph: {claim.arm_b} against {claim.arm_a}")
+    display(HTML(f"{style}<div class='cp-find'><h4>What changed between the arms each claim compares</h4>"
+                 f"<p class='small'>Points of the samples: an arm's share minus the other's. The A/A pair comes "
+                 f"first: a change no larger than its changes is noise. Open a pair for its table, and its flame "
+                 f"graph below it (width: the second arm's samples; red: more of them pass there than of the first "
+                 f"arm's, blue: fewer).</p></div>"))
+    for pair in found.claims:
+        display(HTML(f"{style}<div class='cp-find'>{claim_html(pair)}</div>"))
+        if pair.tree is not None and not pair.tree.empty:
+            show_collapsed(differential_flame(pair.tree, f"{pair.arm_b} against {pair.arm_a}",
+                                              a_name=pair.arm_a, b_name=pair.arm_b),
+                           f"Flame graph: {pair.arm_b} against {pair.arm_a}")
 
 
 __all__ = ["claim_html", "pools_html", "show_profiles"]
