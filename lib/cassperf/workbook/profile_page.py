@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import html
 import math
+import re
 from typing import Any
 
 import pandas as pd
@@ -20,6 +21,12 @@ DIFF_ROWS = 8
 
 def _esc(v: Any) -> str:
     return html.escape("" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v))
+
+
+def _breakable(name: str) -> str:
+    """A pool's name that may wrap inside a column heading: at its words (epoll<wbr>Event<wbr>Loop<wbr>Group,
+    Native-<wbr>Transport-<wbr>Requests)."""
+    return "<wbr>".join(_esc(part) for part in re.split(r"(?<=[a-z-])(?=[A-Z])", name))
 
 
 def _pct(v: Any) -> str:
@@ -36,7 +43,7 @@ def pools_html(found: ProfileEvidence) -> str:
         return head + ". " + _esc("; ".join(found.notes) or "No profiles here.") + "</p>"
     pools = [c for c in found.pools.columns if c != "samples"]
     gc = found.gc.set_index("arm") if not found.gc.empty and "arm" in found.gc.columns else pd.DataFrame()
-    cols = "".join(f"<th>{_esc(p)} %</th>" for p in pools)
+    cols = "".join(f"<th>{_breakable(p)} %</th>" for p in pools)
     rows = []
     for arm, r in found.pools.iterrows():
         g = gc.loc[arm] if arm in gc.index else None
@@ -47,7 +54,7 @@ def pools_html(found: ProfileEvidence) -> str:
     notes = f" Not read: {_esc('; '.join(found.notes))}." if found.notes else ""
     return (head + f", merged per arm over its counted runs ({found.runs} runs). Share of each arm's CPU samples per "
             f"thread pool (a shared-pool worker counted under the stage its stack shows).{notes}</p>"
-            f"<div style='overflow-x:auto'><table><thead><tr><th>arm</th>{cols}<th>samples</th><th>GC pauses</th>"
+            f"<div style='overflow-x:auto'><table class='per-arm'><thead><tr><th>arm</th>{cols}<th>samples</th><th>GC pauses</th>"
             f"<th>GC pause ms</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
 
 

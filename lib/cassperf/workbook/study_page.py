@@ -51,6 +51,7 @@ _STYLE = """<style>
 .cp-find .count{margin:6px 0 10px;font-size:13px}
 .cp-find details{margin:6px 0}.cp-find summary{cursor:pointer;color:#3e4c59;font-weight:600}
 .cp-find code{font-size:12px;background:#f1f4f7;padding:0 3px;border-radius:3px}
+.cp-find table.per-arm td:first-child{white-space:nowrap}
 </style>"""
 
 VERDICT_CLASS = {"holds": "holds", "does not hold": "fails", "not tested here": "untested", "not shown": "none",
@@ -255,7 +256,7 @@ def resources_html(figures: pd.DataFrame) -> str:
     return (f"<h4>Resources per arm</h4><p class='small'>Means over each arm's counted runs, over the same window as "
             f"its figures; '–': not measured here. The {_esc(LIMIT_RULE)}. A run whose busiest client process used "
             f"90% or more of a core, or that fell behind its schedule, is flagged, and a claim on its arm says "
-            f"so.</p><div style='overflow-x:auto'><table><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+            f"so.</p><div style='overflow-x:auto'><table class='per-arm'><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
             f"</div>")
 
 
