@@ -85,7 +85,9 @@ RULES: tuple[Rule, ...] = (
     Rule("local", "mdadm", "mdadm-detail_*", "mdadm-detail"),
     Rule("local", "latte-0.29", "*.txt", "latte"),                  # real latte 0.29.0 runs (capture.py)
     Rule("local", "cassandra-stress-5.0", "*.txt", "cassandra-stress"),  # a source build (5.0/4.1.1 mix), real runs
-    Rule("local", "cassandra-stress-keys", "write-seq-*", NO_FORMAT),  # keys a real cassandra-stress write made (test_keys)
+    Rule("local", "cassandra-stress-keys", "write-seq-*", NO_FORMAT),
+    Rule("local", "jfr-5.0", "*.jfr", NO_FORMAT),          # a node's Flight Recorder file (cassperf.parsers.jfr reads it)
+    Rule("local", "jfr-5.0", "*.jfr.run.json", NO_FORMAT), # the run it was recorded in (times, settings)  # keys a real cassandra-stress write made (test_keys)
     Rule("local", "cassandra-stress-2.0", "*.txt", "cassandra-stress-2.0"),     # published 2.0 outputs (sidecars)
     Rule("local", "cassandra-stress-2.1-early", "*.txt", "cassandra-stress"),   # published 2.1.3 outputs (sidecars)
 )
