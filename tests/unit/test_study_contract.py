@@ -70,6 +70,13 @@ def test_an_analysis_gets_its_studys_parameters_and_its_hooks_shape_the_figures(
     assert figs["twice_rate_ops_s"].tolist() == [200.0, 200.0] and figs["arm_again"].tolist() == ["a", "a"]
     assert found.claims["verdict"].tolist() == ["holds"]
     assert found.sections["rates"]().title == "Rates"
+    # runs with no folder (nothing recorded): no profile, one line why, and no claim says where time went
+    assert found.profiles is not None and found.profiles.empty
+    assert found.profiles.notes == ["no CPU profiles: no measured run of this study was recorded here"]
+    assert found.claims["why"].tolist() == [""]
+    off = Tiny(experiment="unit", profile=False)
+    assert off.analysis().conclude(StudyOutcome(off, {}, runs)).profiles.notes == [
+        "no CPU profiles: the study ran with profile=False"]
 
 
 def test_a_study_names_its_analysis_by_class_or_by_module_and_name() -> None:
