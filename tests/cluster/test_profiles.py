@@ -191,7 +191,8 @@ def test_a_study_profiles_its_measured_runs_and_only_those_unless_told_not_to(no
     assert table.loc["write"].get("MutationStage", 0) > table.loc["read"].get("MutationStage", 0)
     # what the report shows: the same per-arm table, and the decided claim's differential
     evidence = concluded.profiles
-    assert evidence.notes == [] and evidence.runs == 4 and evidence.period == "20 ms"
+    # every run with samples in its steady window counts (a 4 s run's window may hold none)
+    assert evidence.notes == [] and evidence.runs == samples["run_id"].nunique() >= 3 and evidence.period == "20 ms"
     assert list(evidence.pools.index) == ["write", "read"]
     assert evidence.pools["samples"].tolist() == table["samples"].tolist()
     (claim,) = evidence.claims

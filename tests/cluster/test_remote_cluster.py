@@ -23,8 +23,8 @@ def test_named_cluster_with_env_credentials_and_clear_errors(make_cluster, monke
     monkeypatch.delenv("CASSPERF_PASSWORD", raising=False)
     anonymous = RemoteCluster("127.0.13.1", local_dc="dc1")
     with pytest.raises(ClusterError, match=r"^cannot connect to 127\.0\.13\.1 port 9042: 127\.0\.13\.1: the node asks for a username and "
-                       r"password and none were given; check CASSPERF_USERNAME / CASSPERF_PASSWORD \(README: your own "
-                       r"cluster\)$"):
+                       r"password and none were given; check CASSPERF_USERNAME / CASSPERF_PASSWORD "
+                       r"\(docs/guides/your-cluster\.md\)$"):
         anonymous.session()
 
     monkeypatch.setenv("CASSPERF_USERNAME", "cassperf")

@@ -183,7 +183,7 @@ def test_show_code_keeps_the_code(published, tmp_path):
     exported = export_html(published["reports"] / "executed" / "01-figures.ipynb", tmp_path / "with-code.html",
                            show_code=True)
     page = (tmp_path / "with-code.html").read_text()
-    assert exported.figures == 2 and exported.failure is None
+    assert exported.figures == 3 and exported.failure is None
     assert "use_report_renderer" in page and CODE_INPUT in page
 
 

@@ -36,6 +36,8 @@ import pandas as pd
 
 PING_COUNT = 20
 IPERF3_PORT = 5201
+#: how long an iperf3 client retries while its server starts (within the server's 60 s)
+CLIENT_WAIT_S = 45.0
 IPERF3_SECONDS = 3
 NOT_MEASURED = "not measured"
 
@@ -79,11 +81,12 @@ def iperf3_server_task(recipe: tuple[str, dict[str, Any]], dc: str, port: int = 
 def iperf3_client_task(recipe: tuple[str, dict[str, Any]], dc: str, address: str, streams: int,
                        seconds: int = IPERF3_SECONDS, port: int = IPERF3_PORT) -> dict[str, Any]:
     """``iperf3 -c address -P streams -t seconds --json`` from `dc`'s client location (retries
-    the connection for 10 s while the server starts)."""
+    the connection for CLIENT_WAIT_S while the server starts: on a loaded machine the server's
+    worker took more than 10 s to start it, and the server then waited its 60 s for nobody)."""
     if shutil.which("iperf3") is None:
         return {"error": "iperf3 is not installed (make iperf3, or apt-get install iperf3)"}
     _, place = _placed(recipe, dc)
-    deadline = time.monotonic() + 10
+    deadline = time.monotonic() + CLIENT_WAIT_S
     with place:
         while True:
             out = subprocess.run(["iperf3", "-c", address, "-p", str(port), "-P", str(streams), "-t", str(seconds),
