@@ -3,6 +3,7 @@ one builder with the study's hooks; the report pipeline and the studies know not
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
@@ -58,7 +59,7 @@ class Tiny(Study):
     interval_s: float = 0.25
 
 
-def test_an_analysis_gets_its_studys_parameters_and_its_hooks_shape_the_figures() -> None:
+def test_an_analysis_gets_its_studys_parameters_and_its_hooks_shape_the_figures(tmp_path: Path) -> None:
     runs = [shaped_run([100, 100, 100, 300, 300, 300], run_id=f"r{b}", labels={"arm": "a", "block": str(b)})
             for b in (1, 2)]
     study = Tiny(experiment="unit")
@@ -74,6 +75,17 @@ def test_an_analysis_gets_its_studys_parameters_and_its_hooks_shape_the_figures(
     assert found.profiles is not None and found.profiles.empty
     assert found.profiles.notes == ["no CPU profiles: no measured run of this study was recorded here"]
     assert found.claims["why"].tolist() == [""]
+    # runs stored without a profile (a stress tool's, 02's clients per DC): one line that says so
+    folders = {}
+    for run in runs:
+        folder = tmp_path / run.run_id
+        folder.mkdir()
+        (folder / "manifest.json").write_text(json.dumps({"schema_version": 1, "run_id": run.run_id}))
+        folders[run.run_id] = folder
+    unprofiled = study.analysis().conclude(StudyOutcome(study, {}, runs, folders=folders)).profiles
+    assert unprofiled.empty and unprofiled.notes == [
+        "no CPU profiles: the runs were recorded without one (runs of cassandra-stress or latte, and 02's clients "
+        "per DC, are not profiled)"]
     off = Tiny(experiment="unit", profile=False)
     assert off.analysis().conclude(StudyOutcome(off, {}, runs)).profiles.notes == [
         "no CPU profiles: the study ran with profile=False"]

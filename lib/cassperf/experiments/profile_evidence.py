@@ -25,6 +25,8 @@ from cassperf.analysis.profiles import (arm_samples, change_lines, differential,
 from cassperf.analysis.select import AnalysisError
 from cassperf.errors import CassperfError
 
+#: what parsers.jfr notes for a run recorded without a profile and without a reason in its manifest
+UNRECORDED = "no profile (recorded without one)"
 #: pools shown by name in the per-arm table (the rest summed as "other")
 TOP_POOLS = 8
 #: a change smaller than this (points of the samples) is not a line of its own
@@ -128,6 +130,9 @@ def profile_evidence(outcome: Any, figures: pd.DataFrame, claims: pd.DataFrame) 
         return _none([f"the CPU profiles could not be read: {exc}"])
     if got.samples.empty:
         why = sorted({n.split(": ", 1)[-1] for n in got.notes}) or ["no recording held a stack sample"]
+        if why == [UNRECORDED]:
+            why = ["the runs were recorded without one (runs of cassandra-stress or latte, and 02's clients per DC, "
+                   "are not profiled)"]
         return _none([f"no CPU profiles: {why[0]}" + (f" (and {len(why) - 1} more reasons)" if len(why) > 1 else "")])
     samples = arm_samples(got.samples, figures)
     if samples.empty:
