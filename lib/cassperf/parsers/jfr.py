@@ -104,11 +104,8 @@ def jfr_java(java: str | Path | None = None) -> Path:
 
 
 def _digest(path: Path) -> str:
-    h = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def _converter(java: Path) -> list[str]:

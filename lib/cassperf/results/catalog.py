@@ -167,11 +167,8 @@ def catalog(root: str | Path | None = None, *, include_failed: bool = False, **l
 
 
 def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
+        return hashlib.file_digest(f, "sha256").hexdigest()
 
 
 def imported_sources(root: str | Path | None = None) -> dict[str, list[str]]:
