@@ -12,8 +12,9 @@ file pages: the JVM's anonymous memory (heap, metaspace, code cache, direct buff
 stacks), kernel memory charged to it (page tables, sockets, slab), tmpfs pages (not reclaimable
 without swap), and file pages that are dirty or under writeback. Those last are the commit log's
 memory-mapped segments (32 MiB each) and flushes being written: reclaim cannot free them at once,
-and counted against the bound they filled a 64 MiB one, so that the JVM's next allocation of
-kernel memory (a mapping for its code cache) failed and the node died.
+so counted against the bound they could fill it and leave nothing to reclaim. (A node at a 64 MiB
+bound and 512 MB heap has died right after its start, unable to map memory or read its own jars:
+measurements.md, "Page cache bound"; the cause is not found.)
 
 The JVM's anonymous memory changes while it runs, and with no swap a cgroup at its limit with
 nothing left to reclaim calls the OOM killer: a killed node is a failed study. So:
