@@ -85,7 +85,9 @@ def test_the_client_source_reads_each_process_and_a_tools_children() -> None:
         deadline = time.monotonic() + 5
         import psutil
 
-        while not psutil.Process(tool.pid).children() and time.monotonic() < deadline:
+        # until the child has exec'd sleep (forked, it is a second sh for a moment)
+        while not any(c.name() == "sleep" for c in psutil.Process(tool.pid).children()) \
+                and time.monotonic() < deadline:
             time.sleep(0.02)
         clients = ClientProcesses()
         clients.add("engine", os.getpid())

@@ -79,7 +79,7 @@ class QuestionStudy(Study):
     workloads: Sequence[str] = ("write", "read")
     claims: Sequence[str] = ("LCS writes slower than STCS", "LCS reads faster than STCS",
                              "LCS's read p99 lower than STCS's", "UCS within ±10% of STCS for writes")
-    rows: int = 20_000              # keys loaded per arm before the blocks, then flushed
+    rows: int = 8_000               # keys loaded per arm before the blocks, then flushed
     threads: int = 0                # requests in flight of a workload without -rate threads=; 0: calibrated
     cl: str = "LOCAL_ONE"
     rf: int = 1
