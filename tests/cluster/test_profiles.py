@@ -195,7 +195,7 @@ def test_a_study_profiles_its_measured_runs_and_only_those_unless_told_not_to(no
     assert evidence.notes == [] and evidence.runs == samples["run_id"].nunique() >= 3 and evidence.period == "20 ms"
     assert list(evidence.pools.index) == ["write", "read"]
     assert evidence.pools["samples"].tolist() == table["samples"].tolist()
-    (claim,) = evidence.claims
+    (claim,) = evidence.pairs
     assert (claim.arm_a, claim.arm_b, claim.note, claim.claims) == ("write", "read", "", ["reads differ from writes"])
     pools = claim.pools.set_index("key")["change_points"]
     # the reads' stage rises; the write path's pools fall (a local write may run on the request's own thread,

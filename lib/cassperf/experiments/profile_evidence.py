@@ -4,7 +4,7 @@ pair of arms a claim compares (the A/A control's first) what changed between the
 
     found = profile_evidence(outcome, figures, claims)
     found.pools            # one row per arm: % of its CPU samples per thread pool (steady windows)
-    found.claims           # per pair of arms a claim compares: change lines, a flame-graph tree
+    found.pairs            # per pair of arms a claim compares: change lines, a flame-graph tree
     found.notes            # one line per thing that could not be read, and why
 
 Each run counts only inside its steady window (the window its figures were taken over), and only
@@ -25,8 +25,6 @@ from cassperf.analysis.profiles import (arm_samples, change_lines, differential,
 from cassperf.analysis.select import AnalysisError
 from cassperf.errors import CassperfError
 
-#: what parsers.jfr notes for a run recorded without a profile and without a reason in its manifest
-UNRECORDED = "no profile (recorded without one)"
 #: pools shown by name in the per-arm table (the rest summed as "other")
 TOP_POOLS = 8
 #: a change smaller than this (points of the samples) is not a line of its own
@@ -36,7 +34,7 @@ FLAME_MIN_SHARE_PCT = 0.5
 
 
 @dataclass
-class ClaimProfile:
+class PairProfile:
     """What changed between arms A and B, for the claims that compare them (``claims``; the A/A
     control's pair too: how far shares move between identical arms): ``lines`` (the pools, then
     the frames, whose share changed most), ``pools`` (the differential per pool), ``tree``
@@ -64,7 +62,7 @@ class ClaimProfile:
 class ProfileEvidence:
     pools: pd.DataFrame
     gc: pd.DataFrame
-    claims: list[ClaimProfile]
+    pairs: list[PairProfile]
     notes: list[str]
     period: str = ""
     runs: int = 0
@@ -78,8 +76,8 @@ def _none(notes: Sequence[str]) -> ProfileEvidence:
     return ProfileEvidence(pd.DataFrame(), pd.DataFrame(), [], list(notes))
 
 
-def _pair_profile(a: str, b: str, by_arm: Mapping[str, pd.DataFrame]) -> ClaimProfile:
-    found = ClaimProfile([], a, b)
+def _pair_profile(a: str, b: str, by_arm: Mapping[str, pd.DataFrame]) -> PairProfile:
+    found = PairProfile([], a, b)
     missing = [arm for arm in (a, b) if arm not in by_arm]
     if missing:
         found.note = f"no profile of arm {missing[0]!r}: no CPU samples in its counted runs' steady windows"
@@ -96,12 +94,12 @@ def _pair_profile(a: str, b: str, by_arm: Mapping[str, pd.DataFrame]) -> ClaimPr
     return found
 
 
-def _pairs(claims: pd.DataFrame, by_arm: Mapping[str, pd.DataFrame]) -> list[ClaimProfile]:
-    """One ClaimProfile per pair of arms the claims compare, in the claims' order (the A/A
+def _pairs(claims: pd.DataFrame, by_arm: Mapping[str, pd.DataFrame]) -> list[PairProfile]:
+    """One PairProfile per pair of arms the claims compare, in the claims' order (the A/A
     control's first), each naming its claims."""
     if claims.empty or "arm_a" not in claims.columns:
         return []
-    pairs: dict[tuple[str, str], ClaimProfile] = {}
+    pairs: dict[tuple[str, str], PairProfile] = {}
     for i, c in enumerate(claims.to_dict("records")):
         a, b = c.get("arm_a"), c.get("arm_b")
         if not (isinstance(a, str) and a and isinstance(b, str) and b):
@@ -115,13 +113,12 @@ def _pairs(claims: pd.DataFrame, by_arm: Mapping[str, pd.DataFrame]) -> list[Cla
 
 def profile_evidence(outcome: Any, figures: pd.DataFrame, claims: pd.DataFrame) -> ProfileEvidence:
     """The profiles of ``outcome``'s measured runs per arm (steady windows of ``figures``) and the
-    differential of each decided claim's arms (module doc)."""
-    from cassperf.parsers.jfr import JfrUnavailable, profile_samples
+    differential of each pair of arms ``claims`` compare (module doc)."""
+    from cassperf.parsers.jfr import UNRECORDED, JfrUnavailable, profile_samples
 
-    study = outcome.study
-    if not getattr(study, "profile", True):
+    if not outcome.study.profile:
         return _none(["no CPU profiles: the study ran with profile=False"])
-    folders = [outcome.folders[r.run_id] for r in outcome.runs if r.run_id in getattr(outcome, "folders", {})]
+    folders = [outcome.folders[r.run_id] for r in outcome.runs if r.run_id in outcome.folders]
     if not folders or figures.empty or "window_start_s" not in figures.columns:
         return _none(["no CPU profiles: no measured run of this study was recorded here"])
     try:
@@ -152,11 +149,11 @@ def profile_evidence(outcome: Any, figures: pd.DataFrame, claims: pd.DataFrame) 
 
 def claim_why(claims: pd.DataFrame, evidence: ProfileEvidence) -> pd.DataFrame:
     """``claims`` with a ``why`` column: for each claim whose two arms were profiled, the largest
-    changes of the thread pools' shares between them (ClaimProfile.summary)."""
+    changes of the thread pools' shares between them (PairProfile.summary)."""
     if claims.empty:
         return claims
-    by_claim = {claim: pair.summary for pair in evidence.claims for claim in pair.claims}
+    by_claim = {claim: pair.summary for pair in evidence.pairs for claim in pair.claims}
     return claims.assign(why=[by_claim.get(str(c), "") for c in claims["claim"]])
 
 
-__all__ = ["ClaimProfile", "ProfileEvidence", "claim_why", "profile_evidence"]
+__all__ = ["PairProfile", "ProfileEvidence", "claim_why", "profile_evidence"]

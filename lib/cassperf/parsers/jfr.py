@@ -54,6 +54,8 @@ SOURCE = Path(__file__).with_name("JfrSamples.java")
 PROFILES_DIR = Path("raw") / "profiles"
 #: the cache of derived tables, beside the run folders
 CACHE_DIR = ".profiles"
+#: the note of a run recorded without a profile whose manifest gives no reason
+UNRECORDED = "no profile (recorded without one)"
 
 
 class BadRecording(ParseError):
@@ -280,8 +282,7 @@ def profile_samples(runs: Iterable[str | Path], *, root: str | Path | None = Non
         files = sorted((folder / PROFILES_DIR).glob("*.jfr"))
         said = (manifest.get("profile") or {}).get("notes") or []
         if not files:
-            notes.append(f"run {run_id}: no profile" + (f" ({'; '.join(said)})" if said else
-                                                       " (recorded without one)"))
+            notes.append(f"run {run_id}: " + (f"no profile ({'; '.join(said)})" if said else UNRECORDED))
             continue
         notes.extend(f"run {run_id}: {line}" for line in said)       # e.g. one node of several not recorded
         t0 = run_t0_ns(manifest)

@@ -5,7 +5,6 @@ profiles, one line says why (cassperf.experiments.profile_evidence)."""
 
 from __future__ import annotations
 
-import html
 import math
 import re
 from typing import Any
@@ -13,14 +12,11 @@ from typing import Any
 import pandas as pd
 from IPython.display import HTML, display
 
-from cassperf.experiments.profile_evidence import MIN_POINTS, ClaimProfile, ProfileEvidence
+from cassperf.experiments.profile_evidence import MIN_POINTS, PairProfile, ProfileEvidence
+from cassperf.workbook.text import esc as _esc
 
 #: rows of a claim's differential table
 DIFF_ROWS = 8
-
-
-def _esc(v: Any) -> str:
-    return html.escape("" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v))
 
 
 def _breakable(name: str) -> str:
@@ -58,14 +54,14 @@ def pools_html(found: ProfileEvidence) -> str:
             f"<th>GC pause ms</th></tr></thead><tbody>{''.join(rows)}</tbody></table></div>")
 
 
-def claim_html(found: ClaimProfile) -> str:
+def pair_html(found: PairProfile) -> str:
     """One pair of arms' differential, collapsed: the claims on it, the pools whose share changed,
     largest first."""
     pair = f"{found.arm_b} against {found.arm_a}"
     title = f"{pair} (the A/A control: how far shares move between identical arms)" if found.control else pair
-    on = f"<p class='small'>Claims on this pair: {_esc('; '.join(found.claims))}.</p>"
     if found.note or found.pools is None:
         return f"<p class='small'><b>{_esc(title)}</b>: {_esc(found.note)}</p>"
+    on = f"<p class='small'>Claims on this pair: {_esc('; '.join(found.claims))}.</p>"
     rows = "".join(f"<tr><td>{_esc(r.key)}</td><td>{_pct(r.share_a_pct)}</td><td>{_pct(r.share_b_pct)}</td>"
                    f"<td>{r.change_points:+.1f}</td></tr>" for r in found.pools.head(DIFF_ROWS).itertuples())
     lines = "; ".join(found.lines) or f"no pool or frame changed by {MIN_POINTS:g} point or more"
@@ -85,7 +81,7 @@ def show_profiles(found: ProfileEvidence | None, style: str) -> None:
     if found.empty:
         return
     display(pool_share_bars(found.pools, "Share of the nodes' CPU samples per thread pool, per arm"))
-    if not found.claims:
+    if not found.pairs:
         display(HTML(f"{style}<div class='cp-find'><p class='small'>No claim compares two profiled arms, so no "
                      f"differential is shown.</p></div>"))
         return
@@ -94,12 +90,12 @@ def show_profiles(found: ProfileEvidence | None, style: str) -> None:
                  f"first: a change no larger than its changes is noise. Open a pair for its table, and its flame "
                  f"graph below it (width: the second arm's samples; red: more of them pass there than of the first "
                  f"arm's, blue: fewer).</p></div>"))
-    for pair in found.claims:
-        display(HTML(f"{style}<div class='cp-find'>{claim_html(pair)}</div>"))
+    for pair in found.pairs:
+        display(HTML(f"{style}<div class='cp-find'>{pair_html(pair)}</div>"))
         if pair.tree is not None and not pair.tree.empty:
             show_collapsed(differential_flame(pair.tree, f"{pair.arm_b} against {pair.arm_a}",
                                               a_name=pair.arm_a, b_name=pair.arm_b),
                            f"Flame graph: {pair.arm_b} against {pair.arm_a}")
 
 
-__all__ = ["claim_html", "pools_html", "show_profiles"]
+__all__ = ["pair_html", "pools_html", "show_profiles"]

@@ -21,7 +21,6 @@ says so.
 
 from __future__ import annotations
 
-import html
 import math
 import os
 from collections.abc import Mapping
@@ -36,6 +35,7 @@ from cassperf.experiments.outcome import StudyOutcome
 from cassperf.experiments.profile_evidence import ProfileEvidence
 from cassperf.experiments.study import Study
 from cassperf.workbook.profile_page import show_profiles
+from cassperf.workbook.text import esc as _esc
 
 _STYLE = """<style>
 .cp-find{font-family:system-ui,-apple-system,"Segoe UI",sans-serif;font-size:14px;color:#1f2933;max-width:70rem}
@@ -57,10 +57,6 @@ _STYLE = """<style>
 VERDICT_CLASS = {"holds": "holds", "does not hold": "fails", "not tested here": "untested", "not shown": "none",
                  "withheld": "withheld",
                  "control": "none"}
-
-
-def _esc(v: Any) -> str:
-    return html.escape("" if v is None or (isinstance(v, float) and math.isnan(v)) else str(v))
 
 
 def claims_html(claims: pd.DataFrame, heading: str = "Published finding (our words)") -> str:
