@@ -40,13 +40,13 @@ def test_the_arms_of_the_local_defaults_from_a_calibrated_knee() -> None:
         ("ks410dc1dc2rf2", {"dc1": 2, "dc2": 2}, "dc1"), ("ks410dc2dc1rf2", {"dc1": 2, "dc2": 2}, "dc2")]
     # every arm a run of run_s seconds over the loaded keys, never a count of operations
     assert {(s.duration, s.n, str(s.population)) for a in arms for _, s in a.clients} == {
-        (4, None, str(arms[0].clients[0][1].population))}
-    assert arms[0].clients[0][1].population.high == 5_000
+        (3, None, str(arms[0].clients[0][1].population))}
+    assert arms[0].clients[0][1].population.high == 2_500
     assert study.aa_arm(arms) == "replicated write" and all(a.spec is None for a in arms)
     # the reads' rows are loaded first, into each DC's replicated keyspace from its own DC
     assert [(p.name, p.spec.keyspace, p.spec.local_dc, p.spec.n, p.spec.population.kind) for p in
-            study.preparations()] == [("ks410dc1dc2rf2", "ks410dc1dc2rf2", "dc1", 5_000, "seq"),
-                                      ("ks410dc2dc1rf2", "ks410dc2dc1rf2", "dc2", 5_000, "seq")]
+            study.preparations()] == [("ks410dc1dc2rf2", "ks410dc1dc2rf2", "dc1", 2_500, "seq"),
+                                      ("ks410dc2dc1rf2", "ks410dc2dc1rf2", "dc2", 2_500, "seq")]
     cal = study.calibration_spec()
     assert (cal.op, cal.keyspace, cal.local_dc, cal.cl) == ("write", "ks410dc1dc2rf2", "dc1", "LOCAL_QUORUM")
     assert study.dropped(KNEE_8) == (

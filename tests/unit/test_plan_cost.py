@@ -39,10 +39,10 @@ def test_01_local_on_the_embedded_cluster() -> None:
     cost = study_cost(_rf_study("local"))
     assert (cost.arms, cost.runs, cost.calibrated, cost.preparation_rows) == (9, 60, True, 15_000)
     assert cost_lines(cost, embedded=True, per_run_s=2.0, embedded_rows_s=1_000.0) == [
-        "arms: 9 + the A/A twin of write rf=1; 6 repeats: 60 runs of 4 s after 1 s unrecorded",
+        "arms: 9 + the A/A twin of write rf=1; 6 repeats: 60 runs of 3 s after 1 s unrecorded",
         "concurrency: calibrated at run time (the knee found on the cluster)",
-        "load time: 8 min 30 s to 10 min 3 s",          # 420 + 27 + 30..100 + 18..40.5 + 15 s
-        "  measured runs: 60 x (4 s + 1 s + 2 s overhead) = 7 min",
+        "load time: 7 min 30 s to 9 min 3 s",           # 360 + 27 + 30..100 + 18..40.5 + 15 s
+        "  measured runs: 60 x (3 s + 1 s + 2 s overhead) = 6 min",
         "  warm pass:     9 arms x (1 s + 2 s) = 27 s",
         "  warm-up:       6 to 20 steps x (3 s + 2 s) = 30 s to 1 min 40 s",
         "  calibration:   4 to 9 steps x (2.5 s + 2 s) = 18 s to 40.5 s",

@@ -87,6 +87,7 @@ class QuestionStudy(Study):
     column_size: int = 818
     column_count: int = 5
     keyspace_prefix: str = "q_"
+    run_s: int = 3                          # a 4th second hardly narrows a verdict (docs/measurements.md)
     repeats: int = 6
     warm_max_steps: int = 6
 

@@ -72,6 +72,7 @@ class RFStudy(Study):
     column_count: int = 5
     connections_per_host: int = 0           # 0: the driver's default
     cold_restart: bool = False
+    run_s: int = 3                          # a 4th second hardly narrows a verdict (docs/measurements.md)
     repeats: int = 6                        # blocks: at this machine's run-to-run spread (8-12%) 3 blocks left an
                                             # MDE of ±29-51%; 6 give about 0.63x of it (docs/measurements.md)
     warm_max_steps: int = 20                # a fresh 3-node cluster still rises after 12 steps of 3 s: the warm-up
