@@ -70,9 +70,13 @@ container: ## podman, runc and debootstrap (Debian packages) for container nodes
 	@{ command -v podman && command -v runc && command -v debootstrap; } >/dev/null || { [ "$$(id -u)" = 0 ] && (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq -o DPkg::Lock::Timeout=600 --no-install-recommends podman runc debootstrap >/dev/null) || echo "podman, runc or debootstrap absent and not root: the container-node tests skip and container deployments are not made (apt-get install podman runc debootstrap)"; }
 	@podman --version 2>/dev/null || true
 
-test: jars browser mdadm ping iperf3 sshd container ## all tests, real Cassandra nodes included: the quick ones on both cores, then the nodes' one at a time
+# Three phases, each on its own pytest: the quick tests two files at a time; the node and kernel
+# tests two files at a time (a run's load lasts its seconds whoever shares the cores); then the
+# `alone` ones one at a time (timing, latency and page-cache assertions a neighbour would move).
+test: jars browser mdadm ping iperf3 sshd container ## all tests, real Cassandra nodes included: quick ones and node ones two files at a time, then the `alone` ones one at a time
 	$(BIN)/pytest -m "not cluster and not notebook" -n 2 --dist loadfile $(PYTEST_ARGS) || [ $$? = 5 ]
-	$(BIN)/pytest -m "cluster or notebook" $(PYTEST_ARGS) || [ $$? = 5 ]
+	$(BIN)/pytest -m "(cluster or notebook) and not alone" -n 2 --dist loadfile $(PYTEST_ARGS) || [ $$? = 5 ]
+	$(BIN)/pytest -m "(cluster or notebook) and alone" $(PYTEST_ARGS) || [ $$? = 5 ]
 
 test-unit: setup ## quick tests only (no Cassandra nodes)
 	$(BIN)/pytest -m "not cluster and not notebook" $(PYTEST_ARGS)

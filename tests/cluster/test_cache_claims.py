@@ -22,7 +22,9 @@ from cassperf.experiments.executor import execute
 from cassperf.experiments.outcome import load_outcome
 from cassperf.experiments.storage_cache import StorageStudy
 
-pytestmark = pytest.mark.cluster
+# alone: asserts what its nodes read from disk: another test's page-cache drop would move it; make test runs it with no
+# other test beside it
+pytestmark = [pytest.mark.cluster, pytest.mark.alone]
 
 CLAIM = "Reads with a full cache are faster than with an empty one (run A)"
 SMALL = {"repeats": 2, "run_s": 2, "interval_s": 0.1, "warm_step_s": 1, "warm_max_steps": 1, "warm_arm_s": 0,

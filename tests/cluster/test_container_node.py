@@ -21,7 +21,9 @@ from cassperf.workload.run import run_spec
 from cassperf.workload.spec import WorkloadSpec
 from tests.conftest import cassperf_processes
 
-pytestmark = [pytest.mark.cluster,
+# alone: checks the machine's mounts of the shared root filesystem, which 04's container node also mounts; make test
+# runs it with no other test beside it
+pytestmark = [pytest.mark.alone, pytest.mark.cluster,
               pytest.mark.skipif(shutil.which("podman") is None or os.geteuid() != 0,
                                  reason="container nodes need root and podman: run `make container` as root")]
 

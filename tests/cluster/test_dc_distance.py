@@ -32,6 +32,10 @@ from cassperf.errors import ConfigError
 from cassperf.parsers.ping import parse_ping
 from tests.conftest import cassperf_processes, started_cluster
 
+#: alone: asserts round trips and quorum latencies against the RTT, and snapshots the host's network; make test runs it
+#: with no other test beside it
+pytestmark = pytest.mark.alone
+
 RTT_MS = 27.0
 FIRST = "127.0.8.1"
 ROOT_ONLY = pytest.mark.skipif(os.geteuid() != 0, reason="network namespaces need root")

@@ -31,7 +31,8 @@ from cassperf.workload import WorkloadSpec
 from cassperf.workload.engine import EngineError, run_workload
 from tests.conftest import started_cluster
 
-pytestmark = pytest.mark.cluster
+# alone: asserts fixed rates kept and pause latencies; make test runs it with no other test beside it
+pytestmark = [pytest.mark.cluster, pytest.mark.alone]
 
 ADDRESS = "127.0.10.1"
 CQLSH = Path(sys.executable).with_name("cqlsh")

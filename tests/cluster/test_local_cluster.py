@@ -73,16 +73,16 @@ def test_one_node_starts_serves_rows_and_stops_without_leftovers(make_cluster):
 
 
 def test_start_reuses_a_running_cluster_and_refuses_a_different_topology(make_cluster):
-    first = make_cluster("reuse", "dc1:1", "127.0.3.1").start()
+    first = make_cluster("reuse", "dc1:1", "127.0.6.1").start()
     pid = first.status()[0].pid
-    again = make_cluster("reuse", "dc1:1", "127.0.3.1")
+    again = make_cluster("reuse", "dc1:1", "127.0.6.1")
     t0 = time.monotonic()
     again.start()
     assert time.monotonic() - t0 < 5, "a running cluster is reused, not started twice"
     assert again.status()[0].pid == pid
     with pytest.raises(ConfigError, match=r"cluster 'reuse' already exists at .* as dc1:1 Cassandra 5\.0\.6 on "
-                                          r"127\.0\.3\.1; asked for dc1:2 Cassandra 5\.0\.6 on 127\.0\.3\.1"):
-        make_cluster("reuse", "dc1:2", "127.0.3.1").start()
+                                          r"127\.0\.6\.1; asked for dc1:2 Cassandra 5\.0\.6 on 127\.0\.6\.1"):
+        make_cluster("reuse", "dc1:2", "127.0.6.1").start()
 
 
 def test_two_dcs_each_quorum_write_read_at_local_one_in_the_other_dc(make_cluster):
@@ -117,7 +117,7 @@ def test_two_dcs_each_quorum_write_read_at_local_one_in_the_other_dc(make_cluste
 
 
 def test_a_node_that_dies_during_start_raises_with_its_last_log_lines(make_cluster):
-    cluster = make_cluster("dies", "dc1:1", "127.0.4.1", yaml_overrides={"num_tokens": "not-a-number"})
+    cluster = make_cluster("dies", "dc1:1", "127.0.18.1", yaml_overrides={"num_tokens": "not-a-number"})
     t0 = time.monotonic()
     with pytest.raises(ClusterError) as err:
         cluster.start()
@@ -135,15 +135,15 @@ def test_cli_start_status_stop(tmp_path):
     run = lambda *a: subprocess.run([sys.executable, "-m", "cassperf.cli", "cluster", *a, *args], env=env,  # noqa: E731
                                     capture_output=True, text=True, timeout=300)
     try:
-        started = run("start", "--topology", "dc1:1", "--first-address", "127.0.5.1", "--heap-mb", "512")
+        started = run("start", "--topology", "dc1:1", "--first-address", "127.0.11.1", "--heap-mb", "512")
         assert started.returncode == 0, started.stderr
         assert "cluster clitest (dc1:1) CQL-ready in" in started.stdout
         up = run("status")
-        assert up.returncode == 0 and "127.0.5.1" in up.stdout and "True" in up.stdout
+        assert up.returncode == 0 and "127.0.11.1" in up.stdout and "True" in up.stdout
         # the shell's cluster is the user's: kept, never reaped as a dead owner's (the start process is gone)
         listed = subprocess.run([sys.executable, "-m", "cassperf.cli", "cluster", "status"], env=env,
                                 capture_output=True, text=True, timeout=120)
-        assert re.fullmatch(r"cluster clitest: running, 1 of 1 nodes \(node1 127\.0\.5\.1 pid \d+\); "
+        assert re.fullmatch(r"cluster clitest: running, 1 of 1 nodes \(node1 127\.0\.11\.1 pid \d+\); "
                             r"kept \(cassperf cluster start\)\n", listed.stdout), listed.stdout
         # a workload from the shell on that cluster, by name, with the sampler beside it
         load = subprocess.run([sys.executable, "-m", "cassperf.cli", "run", "--cluster", "clitest", "--no-progress",

@@ -23,7 +23,8 @@ from tests.conftest import stop_and_check_gone
 
 RTT_MS = 27.0
 FIRST = "127.0.21.1"
-pytestmark = pytest.mark.cluster
+# alone: asserts each client's p50 against the RTT and a kill's timing; make test runs it with no other test beside it
+pytestmark = [pytest.mark.cluster, pytest.mark.alone]
 
 
 @pytest.fixture(scope="module")

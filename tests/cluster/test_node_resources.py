@@ -18,7 +18,8 @@ from cassperf.cluster import cgroups
 from cassperf.workload.run import run_spec
 from cassperf.workload.spec import Population, Rate, WorkloadSpec
 
-pytestmark = pytest.mark.cluster
+# alone: drops the page cache and asserts disk and page-cache figures; make test runs it with no other test beside it
+pytestmark = [pytest.mark.cluster, pytest.mark.alone]
 
 KS = "pcbound"
 ROWS = 75_000                 # x 4 KiB: about 300 MiB of SSTables, 4.7 x the bound

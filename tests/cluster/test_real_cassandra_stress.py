@@ -14,7 +14,8 @@ from cassperf.results.store import RunWriter, load_run
 from cassperf.workload import WorkloadSpec
 from cassperf.workload.runners import ToolNotFoundError, locate_cassandra_stress, run_cassandra_stress
 
-pytestmark = pytest.mark.cluster
+# alone: asserts a fixed rate kept; make test runs it with no other test beside it
+pytestmark = [pytest.mark.cluster, pytest.mark.alone]
 ADDRESS = "127.0.12.5"
 
 

@@ -18,7 +18,9 @@ from cassperf.experiments.outcome import load_outcome
 from cassperf.experiments.study import Arm, Study
 from cassperf.workload.spec import WorkloadSpec
 
-pytestmark = pytest.mark.cluster
+# alone: asserts A/A agreement and a significant doubling on measured rates; make test runs it with no other test beside
+# it
+pytestmark = [pytest.mark.cluster, pytest.mark.alone]
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,10 @@ import pytest
 from cassperf import config
 from tests.notebooks.studykit import VERDICTS, stop_study_clusters
 
+#: alone: asserts every short run kept (a drift on a loaded machine leaves one out); make test runs it with no other
+#: test beside it
+pytestmark = pytest.mark.alone
+
 GUIDE = config.project_root() / "docs" / "guides" / "writing-a-study.md"
 
 

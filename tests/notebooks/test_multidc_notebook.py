@@ -26,7 +26,9 @@ from cassperf.experiments.study import Calibrated
 from cassperf.results.catalog import catalog
 from tests.notebooks.studykit import check_in_chromium, check_report_shape, execute_study, study_data  # noqa: F401
 
-pytestmark = [pytest.mark.notebook, pytest.mark.cluster]
+# alone: asserts the ping RTT band and scans the machine's Dask TLS folders; make test runs it with no other test beside
+# it
+pytestmark = [pytest.mark.alone, pytest.mark.notebook, pytest.mark.cluster]
 
 NB = "02-multi-dc.ipynb"
 WHERE = {"cluster_name": "multidcnb", "first_address": "127.0.8.41"}
