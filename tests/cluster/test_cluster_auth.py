@@ -90,7 +90,9 @@ def test_every_client_path_logs_in_with_the_role(node, tmp_path, monkeypatch):
         assert run.manifest["engine"]["backend"] == backend
         assert run.summary["count"].tolist() == [400] and run.summary["errors"].tolist() == [0]
         if sampled:
-            assert not [w for w in run.warnings if "sampler" in w], run.warnings
+            # every source logged in (a source refused says so); a sample slower than its interval on a
+            # busy machine is timing, not access
+            assert not [w for w in run.warnings if "sampler" in w and "took longer than" not in w], run.warnings
             metrics = set(run.metrics["metric"])
             assert {"compactions_active", "pool_MutationStage_completed", "gc_count"} <= metrics
     # cqlsh through the cluster's cqlshrc

@@ -8,6 +8,7 @@ import pytest
 
 from cassperf.experiments.outcome import load_outcome
 from cassperf.experiments.replication_factor import RFStudy
+from cassperf.experiments.study import MIN_IN_FLIGHT
 from cassperf.results.catalog import catalog
 from tests.notebooks.studykit import (check_in_chromium, check_report_shape, execute_study, study_data,  # noqa: F401
                                       study_with_test_params)
@@ -40,7 +41,7 @@ def test_rf_notebook_runs_every_arm_in_randomized_blocks_and_leads_with_its_find
     cal = outcome.record["calibration"]
     assert cal["knee"] >= 1 and len(cal["points"]) >= 3
     writes = measured[measured["arm"] == "write rf=1"]
-    assert set(writes["concurrency"]) == {str(max(1, cal["knee"] // 2))}
+    assert set(writes["concurrency"]) == {str(max(MIN_IN_FLIGHT, cal["knee"] // 2))}   # half the knee, at least 4
     assert outcome.record["warmup"] and outcome.record["warmup"][0]["rates_ops_s"]
     # the warm pass ran every arm once, unmeasured, before block 1 (not the A/A twin: its arm warmed it)
     warm = catalog(study="replication-factor", experiment="test", role="warmup")
