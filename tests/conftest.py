@@ -20,6 +20,16 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The study notebooks' files first, each file's tests kept together and in order: make test
+    runs the node files two at a time (by file), and these are its longest (3-7 minutes each), so
+    started first they do not leave one worker running the last of them alone."""
+    def notebook_first(item: pytest.Item) -> int:
+        return 0 if item.get_closest_marker("notebook") and item.get_closest_marker("cluster") else 1
+    first = {item.path: notebook_first(item) for item in items}
+    items.sort(key=lambda item: min(first[item.path], notebook_first(item)))
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):  # noqa: ANN001 - pytest hook
     outcome = yield

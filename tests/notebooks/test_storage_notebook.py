@@ -24,8 +24,9 @@ from cassperf.storage.loopfs import storage_of
 from tests.conftest import cassperf_processes
 from tests.notebooks.studykit import check_in_chromium, check_report_shape, execute_study, study_data  # noqa: F401
 
-# alone: asserts what run a read from disk after its cache drop; make test runs it with no other test beside it
-pytestmark = [pytest.mark.alone, pytest.mark.notebook, pytest.mark.cluster]
+# beside another file in make test: its own cache drop and restarts only slow a neighbour, and what it asserts
+# (the slots' notes, the order, the claims' words) no neighbour moves; the tests a drop would move are `alone`
+pytestmark = [pytest.mark.notebook, pytest.mark.cluster]
 
 NB = "05-storage-and-cache.ipynb"
 WHERE = {"cluster_name": "storagetest", "first_address": "127.0.23.1"}
