@@ -20,6 +20,19 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 
+def _bounded_node_death() -> pytest.MarkDecorator:
+    from cassperf.errors import ClusterError
+    return pytest.mark.xfail(raises=ClusterError, strict=False, reason=(
+        "open bug: a node at a page-cache bound can die right after its start (its JVM could not commit metaspace "
+        "or code cache at the cgroup's limit; docs/measurements.md, 'Page cache bound'): the test then cannot "
+        "connect. Any other failure fails the test."))
+
+
+#: on a test that starts a node at a page-cache bound: only the open bug's symptom (a node that died, so
+#: nothing connects: ClusterError) is an expected failure, reported as xfailed; the test still runs in full
+BOUNDED_NODE_DEATH = _bounded_node_death()
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The study notebooks' files first, each file's tests kept together and in order: make test
     runs the node files two at a time (by file), and these are its longest (3-7 minutes each), so

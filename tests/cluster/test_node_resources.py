@@ -17,6 +17,7 @@ from cassperf.analysis.windows import run_window
 from cassperf.cluster import cgroups
 from cassperf.workload.run import run_spec
 from cassperf.workload.spec import Population, Rate, WorkloadSpec
+from tests.conftest import BOUNDED_NODE_DEATH
 
 # alone: drops the page cache and asserts disk and page-cache figures; make test runs it with no other test beside it
 pytestmark = [pytest.mark.cluster, pytest.mark.alone]
@@ -51,6 +52,7 @@ def reads(cluster, root: Path, seconds: int = 6):
     return run, run_resources(run, window.start_s, window.end_s)
 
 
+@BOUNDED_NODE_DEATH
 def test_a_bounded_node_keeps_its_page_cache_and_reads_from_disk_and_unbounded_it_does_not(make_cluster, tmp_path):
     why = cgroups.problem(cgroups.current(), memory=True, io=True)
     if why is not None:

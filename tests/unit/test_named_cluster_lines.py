@@ -7,7 +7,7 @@ from __future__ import annotations
 import ssl
 
 import pytest
-from cassandra import AuthenticationFailed
+from cassandra import AuthenticationFailed, OperationTimedOut
 
 from cassperf.cluster.base import connect_error_line
 from cassperf.cluster.local import LocalCluster
@@ -42,6 +42,10 @@ def test_connection_errors_name_the_node_and_the_one_fix():
     assert connect_error_line(["10.60.0.1"], 9042, {"10.60.0.1:9042": OSError("timed out")}) == (
         "cannot connect to 10.60.0.1 port 9042: 10.60.0.1: no answer (timed out); check that the nodes are up and the "
         "contact points and port are right")
+    # the control connection connected, then its queries timed out: the driver's error says only "errors=None, ..."
+    assert connect_error_line(["127.0.22.2"], 9042, {"127.0.22.2:9042": OperationTimedOut()}) == (
+        "cannot connect to 127.0.22.2 port 9042: 127.0.22.2: it took the connection but did not answer the driver's "
+        "first queries in time (timed out); check that the nodes are up and the contact points and port are right")
 
 
 def test_what_the_sampler_reads_without_jmx():

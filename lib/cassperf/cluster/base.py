@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
-from cassandra import AuthenticationFailed
+from cassandra import AuthenticationFailed, OperationTimedOut
 from cassandra.auth import PlainTextAuthenticator, PlainTextAuthProvider
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, NoHostAvailable, Session
 from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
@@ -99,6 +99,8 @@ def _reason(err: BaseException | str) -> tuple[str, str]:
     for known in ("connection refused", "no route to host", "network is unreachable"):
         if known in text.lower():
             return "network", known
+    if isinstance(err, OperationTimedOut):      # its text is only "errors=None, last_host=None"
+        return "network", "it took the connection but did not answer the driver's first queries in time (timed out)"
     if "timed out" in text.lower():
         return "network", "no answer (timed out)"
     return "network", (getattr(err, "strerror", None) or text).lower()
@@ -193,6 +195,9 @@ class ClusterHandle(ABC):
             "execution_profiles": {EXEC_PROFILE_DEFAULT: ExecutionProfile(
                 load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc=self.local_dc)))},
             "connect_timeout": 10,
+            # the control connection's first queries (system.local, peers, schema): the driver's 2 s
+            # timed out on a node that had just become CQL-ready on 2 cores busy with 5 more starting
+            "control_connection_timeout": 10,
         }
         kwargs.update(self._driver_kwargs())
         kwargs.update(overrides)
