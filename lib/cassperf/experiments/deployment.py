@@ -48,7 +48,7 @@ from typing import Any, ClassVar
 
 from cassperf.constraints import Whole
 from cassperf.errors import ConfigError
-from cassperf.experiments.study import Arm, Calibrated, Preparation, Study
+from cassperf.experiments.study import LOCAL_RUN_S, Arm, Calibrated, Preparation, Study
 from cassperf.workload.spec import Ratio, WorkloadSpec
 
 STUDY = "deployment-comparison"
@@ -222,7 +222,7 @@ class DeploymentStudy(Study):
     SAMPLER: ClassVar[dict[str, Any]] = {"jmx": "none", "interval_s": 1.0}
     OWN_CLUSTERS: ClassVar[bool] = True
 
-    run_s: int = 3                          # a 4th second hardly narrows a verdict (docs/measurements.md)
+    run_s: int = LOCAL_RUN_S
     repeats: int = 6            # blocks: at writes' 12% run-to-run spread 3 blocks left an MDE of about ±56%; 6
                                 # give about 0.59x of it (docs/measurements.md)
     deployments: str = "5.0.6:java17:disk,5.0.6:java17:tmpfs,5.0.6:java17:container"

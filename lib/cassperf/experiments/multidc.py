@@ -37,7 +37,7 @@ from typing import Any, ClassVar
 
 from cassperf.constraints import Items, Real, Whole
 from cassperf.errors import ConfigError
-from cassperf.experiments.study import Arm, Calibrated, Preparation, Study
+from cassperf.experiments.study import LOCAL_RUN_S, Arm, Calibrated, Preparation, Study
 from cassperf.workload.spec import Ratio, Replication, WorkloadSpec
 
 STUDY = "multi-dc"
@@ -81,7 +81,7 @@ class MultiDCStudy(Study):
     client_hosts: str = ""                  # real cluster: client machines per DC (clients.parse_client_hosts)
     clients_per_dc: int = 1
     scheduler_host: str = "127.0.0.1"
-    run_s: int = 3                          # a 4th second hardly narrows a verdict (docs/measurements.md)
+    run_s: int = LOCAL_RUN_S
     warm_max_steps: int = 12                # a fresh 2+2 cluster is not warm after 5 steps: block 1 ran far below
                                             # the arms' mean (docs/measurements.md)
     iperf3_s: int = 3

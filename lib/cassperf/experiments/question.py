@@ -56,7 +56,7 @@ from cassperf.analysis.claim_text import ClaimRule, parse_claims
 from cassperf.constraints import Whole
 from cassperf.errors import ConfigError
 from cassperf.experiments.question_arms import Setting, Workload, parse_setting, parse_workload
-from cassperf.experiments.study import Arm, Calibrated, Preparation, Study
+from cassperf.experiments.study import LOCAL_RUN_S, Arm, Calibrated, Preparation, Study
 from cassperf.workload.spec import WorkloadSpec
 
 STUDY = "your-question"
@@ -87,7 +87,7 @@ class QuestionStudy(Study):
     column_size: int = 818
     column_count: int = 5
     keyspace_prefix: str = "q_"
-    run_s: int = 3                          # a 4th second hardly narrows a verdict (docs/measurements.md)
+    run_s: int = LOCAL_RUN_S
     repeats: int = 5                # 5 blocks keep make report within its 40 minutes (6: MDE about 0.85x)
     warm_max_steps: int = 6
 

@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 
 from cassperf.constraints import Items, Whole
 from cassperf.errors import ConfigError
-from cassperf.experiments.study import Arm, Calibrated, Preparation, Study
+from cassperf.experiments.study import LOCAL_RUN_S, Arm, Calibrated, Preparation, Study
 from cassperf.workload.spec import Ratio, Replication, WorkloadSpec
 
 STUDY = "replication-factor"
@@ -72,7 +72,7 @@ class RFStudy(Study):
     column_count: int = 5
     connections_per_host: int = 0           # 0: the driver's default
     cold_restart: bool = False
-    run_s: int = 3                          # a 4th second hardly narrows a verdict (docs/measurements.md)
+    run_s: int = LOCAL_RUN_S
     repeats: int = 6                        # blocks: at this machine's run-to-run spread (8-12%) 3 blocks left an
                                             # MDE of ±29-51%; 6 give about 0.63x of it (docs/measurements.md)
     warm_max_steps: int = 20                # a fresh 3-node cluster still rises after 12 steps of 3 s: the warm-up

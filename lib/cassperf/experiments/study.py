@@ -123,6 +123,11 @@ class Preparation:
 #: run-to-run spread grows (docs/measurements.md)
 MIN_IN_FLIGHT = 4
 
+#: seconds of measured load per run of the published studies' local defaults (05 keeps 4: its run
+#: a's disk reads are its cache claims' manipulation figure): a run's own intervals explain a sixth
+#: to a quarter of the run-to-run variance, so a 4th second hardly narrows a verdict (docs/measurements.md)
+LOCAL_RUN_S = 3
+
 
 @dataclass(frozen=True)
 class Calibrated:
