@@ -13,6 +13,8 @@ import psutil
 import pytest
 from hypothesis import settings
 
+from cassperf.errors import ClusterError
+
 # CI runs the fuzz tests on a fixed set of examples (derandomized), so a run lands or fails on
 # the code, not on the draw; developers' runs explore new examples (CASSPERF_FUZZ_EXAMPLES).
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
@@ -20,27 +22,23 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 
-def _bounded_node_death() -> pytest.MarkDecorator:
-    from cassperf.errors import ClusterError
-    return pytest.mark.xfail(raises=ClusterError, strict=False, reason=(
-        "open bug: a node at a page-cache bound can die right after its start (its JVM could not commit metaspace "
-        "or code cache at the cgroup's limit; docs/measurements.md, 'Page cache bound'): the test then cannot "
-        "connect. Any other failure fails the test."))
-
-
 #: on a test that starts a node at a page-cache bound: only the open bug's symptom (a node that died, so
 #: nothing connects: ClusterError) is an expected failure, reported as xfailed; the test still runs in full
-BOUNDED_NODE_DEATH = _bounded_node_death()
+BOUNDED_NODE_DEATH = pytest.mark.xfail(raises=ClusterError, strict=False, reason=(
+    "open bug: a node at a page-cache bound can die right after its start (its JVM could not commit metaspace "
+    "or code cache at the cgroup's limit; docs/measurements.md, 'Page cache bound'): the test then cannot "
+    "connect. Any other failure fails the test."))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """The study notebooks' files first, each file's tests kept together and in order: make test
     runs the node files two at a time (by file), and these are its longest (3-7 minutes each), so
     started first they do not leave one worker running the last of them alone."""
-    def notebook_first(item: pytest.Item) -> int:
-        return 0 if item.get_closest_marker("notebook") and item.get_closest_marker("cluster") else 1
-    first = {item.path: notebook_first(item) for item in items}
-    items.sort(key=lambda item: min(first[item.path], notebook_first(item)))
+    rank: dict[Path, int] = {}              # per file: 0 when any of its tests is a study notebook's
+    for item in items:
+        study = item.get_closest_marker("notebook") and item.get_closest_marker("cluster")
+        rank[item.path] = min(rank.get(item.path, 1), 0 if study else 1)
+    items.sort(key=lambda item: rank[item.path])
 
 
 @pytest.hookimpl(hookwrapper=True)
