@@ -25,6 +25,7 @@ from cassandra.auth import PlainTextAuthenticator, PlainTextAuthProvider
 from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile, NoHostAvailable, Session
 from cassandra.policies import DCAwareRoundRobinPolicy, TokenAwarePolicy
 
+from cassperf.cluster.driver_options import DRIVER_TIMEOUTS_S
 from cassperf.cluster.jolokia import JolokiaEndpoint
 from cassperf.errors import ClusterError
 
@@ -194,10 +195,7 @@ class ClusterHandle(ABC):
             "port": self.port,
             "execution_profiles": {EXEC_PROFILE_DEFAULT: ExecutionProfile(
                 load_balancing_policy=TokenAwarePolicy(DCAwareRoundRobinPolicy(local_dc=self.local_dc)))},
-            "connect_timeout": 10,
-            # the control connection's first queries (system.local, peers, schema): the driver's 2 s
-            # timed out on a node that had just become CQL-ready on 2 cores busy with 5 more starting
-            "control_connection_timeout": 10,
+            **DRIVER_TIMEOUTS_S,
         }
         kwargs.update(self._driver_kwargs())
         kwargs.update(overrides)

@@ -49,6 +49,7 @@ from cassperf.cluster import cgroups, netns, owners, process, role_manager
 from cassperf.certs import write_private
 from cassperf.cluster.access import ClusterAccess, ensure_access
 from cassperf.cluster.base import ClusterHandle, CredentialsProvider, LocalNodeRef
+from cassperf.cluster.driver_options import DRIVER_TIMEOUTS_S
 from cassperf.cluster.java import Java, check_java_for, java_info
 from cassperf.cluster.jolokia import JolokiaClient, JolokiaEndpoint
 from cassperf.cluster.node_bounds import NodeBounds
@@ -447,7 +448,7 @@ class LocalCluster(ClusterHandle):
         for node in self.nodes:
             profile = ExecutionProfile(load_balancing_policy=WhiteListRoundRobinPolicy([node.address]))
             driver = Cluster([node.address], port=node.ports.native, execution_profiles={EXEC_PROFILE_DEFAULT: profile},
-                             **self._client_kwargs(node.spec.dc))
+                             **DRIVER_TIMEOUTS_S, **self._client_kwargs(node.spec.dc))
             try:
                 session = driver.connect()
                 while True:
