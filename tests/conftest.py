@@ -13,21 +13,11 @@ import psutil
 import pytest
 from hypothesis import settings
 
-from cassperf.errors import ClusterError
-
 # CI runs the fuzz tests on a fixed set of examples (derandomized), so a run lands or fails on
 # the code, not on the draw; developers' runs explore new examples (CASSPERF_FUZZ_EXAMPLES).
 settings.register_profile("ci", derandomize=True, database=None, print_blob=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
-
-
-#: on a test that starts a node at a page-cache bound: only the open bug's symptom (a node that died, so
-#: nothing connects: ClusterError) is an expected failure, reported as xfailed; the test still runs in full
-BOUNDED_NODE_DEATH = pytest.mark.xfail(raises=ClusterError, strict=False, reason=(
-    "open bug: a node at a page-cache bound can die right after its start (its JVM could not commit metaspace "
-    "or code cache at the cgroup's limit; docs/measurements.md, 'Page cache bound'): the test then cannot "
-    "connect. Any other failure fails the test."))
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

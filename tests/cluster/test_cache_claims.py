@@ -21,7 +21,6 @@ from cassperf.cluster import cgroups
 from cassperf.experiments.executor import execute
 from cassperf.experiments.outcome import load_outcome
 from cassperf.experiments.storage_cache import StorageStudy
-from tests.conftest import BOUNDED_NODE_DEATH
 
 # alone: asserts what its nodes read from disk: another test's page-cache drop would move it; make test runs it with no
 # other test beside it
@@ -47,7 +46,6 @@ def cache_claim(make_cluster, tmp_path: Path, name: str, address: str, bound_mb:
     return claims.loc[CLAIM].to_dict()
 
 
-@BOUNDED_NODE_DEATH
 def test_a_cache_claim_on_data_inside_the_bound_is_not_tested_here_and_on_data_8x_the_bound_gets_a_verdict(
         make_cluster, tmp_path: Path) -> None:
     why = cgroups.problem(cgroups.current(), memory=True, io=True)

@@ -141,6 +141,14 @@ def test_the_governor_sets_own_memory_plus_the_bound_and_follows_it(tmp_path: Pa
     governor = PageCacheGovernor(64 * MIB)
     governed = governor.add("node1", node)
     limit = folder / "memory.limit_in_bytes"
+    assert int(limit.read_text()) > 1 << 62 and governed.raised == 0     # not yet: one reading is no trend
+    (folder / "memory.usage_in_bytes").write_text(f"{830 * MIB}\n")      # own +10 MiB: still growing
+    governor.check_all()
+    assert int(limit.read_text()) > 1 << 62 and not governed.settled
+    (folder / "memory.usage_in_bytes").write_text(f"{820 * MIB}\n")      # back by 10 MiB
+    governor.check_all()
+    assert int(limit.read_text()) > 1 << 62
+    governor.check_all()                                                  # unmoved since the last check: settled
     assert int(limit.read_text()) == 756 * MIB + 64 * MIB          # own 756 MiB + the bound
     assert (governed.raised, governed.lowered, governed.stalls) == (1, 0, 0)
     (folder / "memory.usage_in_bytes").write_text(f"{821 * MIB}\n")   # own +1 MiB: inside the hysteresis
@@ -159,6 +167,28 @@ def test_the_governor_sets_own_memory_plus_the_bound_and_follows_it(tmp_path: Pa
     (folder / "memory.oom_control").write_text("oom_kill_disable 1\nunder_oom 0\noom_kill 0\n")
     governor.check_all()                   # going again: back to the formula
     assert int(limit.read_text()) == 800 * MIB and governed.lowered == 2
+
+
+def test_a_node_whose_memory_never_settles_gets_its_first_limit_after_settle_s(tmp_path: Path) -> None:
+    folder = tmp_path / "node1"
+    node = v1_folder(folder, usage=820 * MIB)
+    governor = PageCacheGovernor(64 * MIB, settle_s=0.2)
+    governed = governor.add("node1", node)
+    for usage in (840, 860):                                              # growing at every check
+        (folder / "memory.usage_in_bytes").write_text(f"{usage * MIB}\n")
+        governor.check_all()
+    assert not governed.settled
+    time.sleep(0.25)
+    (folder / "memory.usage_in_bytes").write_text(f"{880 * MIB}\n")
+    governor.check_all()                                                  # settle_s is up: limited anyway
+    assert governed.settled and int((folder / "memory.limit_in_bytes").read_text()) == 816 * MIB + 64 * MIB
+
+
+def test_a_node_with_a_limit_already_is_governed_at_once(tmp_path: Path) -> None:
+    folder = tmp_path / "node1"
+    node = v1_folder(folder, usage=820 * MIB, limit=str(900 * MIB))      # adopted from a dead owner
+    governed = PageCacheGovernor(64 * MIB).add("node1", node)
+    assert governed.settled and int((folder / "memory.limit_in_bytes").read_text()) == 820 * MIB
 
 
 def test_the_governor_notes_a_cgroup_that_is_gone(tmp_path: Path) -> None:
@@ -253,6 +283,9 @@ def test_a_real_node_cgroup_holds_a_process_and_goes_with_it() -> None:
         assert cgroups.of_process(proc.pid, "node2") is None
         assert found is not None and found.memory == controllers.memory / f"cassperf-unit-{os.getpid()}" / "node1"
         bounds.govern("node1")
+        deadline = time.monotonic() + 5                  # the first limit once its memory settled
+        while found.read_memory().limit is None and time.monotonic() < deadline:
+            time.sleep(0.05)
         reading = found.read_memory()
         assert reading.limit is not None and reading.limit == pytest.approx(reading.own + 16 * MIB, abs=2 * MIB)
         if controllers.version == "v1":
@@ -262,7 +295,7 @@ def test_a_real_node_cgroup_holds_a_process_and_goes_with_it() -> None:
     finally:
         proc.kill()
         proc.wait()
-    removed = bounds.release()
+        removed = bounds.release()               # also when an assertion above failed
     assert not (controllers.memory / f"cassperf-unit-{os.getpid()}").exists()
     assert len(removed) == 2
 

@@ -12,25 +12,32 @@ file pages: the JVM's anonymous memory (heap, metaspace, code cache, direct buff
 stacks), kernel memory charged to it (page tables, sockets, slab), tmpfs pages (not reclaimable
 without swap), and file pages that are dirty or under writeback. Those last are the commit log's
 memory-mapped segments (32 MiB each) and flushes being written: reclaim cannot free them at once,
-so counted against the bound they could fill it and leave nothing to reclaim. (A node at a 64 MiB
-bound and 512 MB heap has died right after its start, unable to map memory or read its own jars:
-measurements.md, "Page cache bound"; the cause is not found.)
+so counted against the bound they could fill it and leave nothing to reclaim.
 
 The JVM's anonymous memory changes while it runs, and with no swap a cgroup at its limit with
 nothing left to reclaim calls the OOM killer: a killed node is a failed study. So:
 
 - the heap is resident from the start (-Xms = -Xmx, as every embedded node has, plus
   -XX:+AlwaysPreTouch): the bulk of the anonymous memory does not move;
-- the limit is first set when the node is CQL-ready, and a governor (``PageCacheGovernor``, a
-  thread of the process that started the nodes) re-reads each node's memory every
-  ``GOVERNOR_INTERVAL_S`` and moves the limit to the formula above (up when the node's own
-  memory grew, down when it shrank, in steps of at least ``HYSTERESIS_BYTES``). Between two
-  checks the page cache may hold less than the bound (the node's own memory grew) or up to the
-  bound plus what that memory shrank by;
+- a governor (``PageCacheGovernor``, a thread of the process that started the nodes) re-reads
+  each node's memory every ``GOVERNOR_INTERVAL_S`` and moves the limit to the formula above (up
+  when the node's own memory grew, down when it shrank, in steps of at least
+  ``HYSTERESIS_BYTES``). Between two checks the page cache may hold less than the bound (the
+  node's own memory grew) or up to the bound plus what that memory shrank by;
+- the first limit waits until the node is CQL-ready and its own memory has settled (``SETTLE_S``):
+  as it becomes CQL-ready a node's own memory grows by about 70 MiB within 0.1 s
+  (bench/node_memory_bursts.py). A limit set before that burst left it less room than it took,
+  and with the OOM killer off a charge made inside a system call (metaspace or code cache the
+  JVM commits, page cache for ``read()``) fails at once at the limit (ENOMEM; only a page fault
+  waits: the kernel's memcg1_oom_prepare): the JVM died, unable to commit metaspace or to read
+  classes from its own jars (measurements.md, "Page cache bound"). Under load, the bursts
+  measured there were at most 9.5 MiB within 0.1 s (17.5 MiB within 0.25 s): inside the room a
+  bound leaves between two checks;
 - the OOM killer is off for the node's cgroup (cgroup v1 ``memory.oom_control``; cgroup v2 uses
   ``memory.high``, which reclaims and throttles but never kills): a node whose own memory grew
-  by more than the bound between two checks waits (at most about one interval) until the
-  governor raises its limit, instead of being killed. The governor counts such waits (``stalls``)
+  by more than the bound between two checks waits in its page fault (at most about one interval)
+  until the governor raises its limit, instead of being killed (a system call's charge fails:
+  above). The governor counts such waits (``stalls``)
   and answers each with at least ``STALL_STEP_BYTES`` more (file pages that are dirty or under
   writeback cannot be reclaimed at once, so own memory + the bound may not be above the limit
   yet); its next regular check brings the limit back to the formula.
@@ -69,7 +76,10 @@ MIB = 1 << 20
 #: the folder that holds a cluster's node cgroups: cassperf-<cluster key>
 PREFIX = "cassperf-"
 #: how often the governor re-reads each node's memory, s
-GOVERNOR_INTERVAL_S = 0.25
+GOVERNOR_INTERVAL_S = 0.1
+#: a node's first limit waits until its own memory moved by at most HYSTERESIS_BYTES between two
+#: checks, or this long at most, s (module doc)
+SETTLE_S = 10.0
 #: the governor moves a limit only when it is off its target by more than this, bytes
 HYSTERESIS_BYTES = 2 * MIB
 #: v1's "no limit" (what the kernel shows for an unlimited cgroup is PAGE_COUNTER_MAX rounded down)
@@ -486,6 +496,8 @@ class Governed:
     raised: int = 0                  # limit moves up
     lowered: int = 0                 # limit moves down
     errors: list[str] = field(default_factory=list)
+    since: float = field(default_factory=time.monotonic)   # governed from (monotonic s)
+    settled: bool = False            # its first limit is set (SETTLE_S)
 
 
 class PageCacheGovernor:
@@ -493,12 +505,13 @@ class PageCacheGovernor:
     (module doc), checking every `interval_s` in a daemon thread."""
 
     def __init__(self, bound_bytes: int, interval_s: float = GOVERNOR_INTERVAL_S,
-                 hysteresis_bytes: int = HYSTERESIS_BYTES) -> None:
+                 hysteresis_bytes: int = HYSTERESIS_BYTES, settle_s: float = SETTLE_S) -> None:
         if bound_bytes < 0:
             raise ValueError(f"bound_bytes={bound_bytes}: expected >= 0")
         self.bound = bound_bytes
         self.interval_s = interval_s
         self.hysteresis = hysteresis_bytes
+        self.settle_s = settle_s
         self.nodes: dict[str, Governed] = {}
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -508,7 +521,9 @@ class PageCacheGovernor:
         return reading.own + self.bound
 
     def add(self, name: str, cgroup: NodeCgroup) -> Governed:
-        """Govern `name` from now on: its limit is set at once."""
+        """Govern `name` from now on: its first limit is set once its own memory settles (at the
+        first check that finds it moved by at most the hysteresis since the one before, or after
+        `settle_s`; at once when it has a limit already: a node adopted from a dead owner)."""
         with self._lock:
             node = self.nodes[name] = Governed(name, cgroup)
             self._check(node)
@@ -525,6 +540,12 @@ class PageCacheGovernor:
             if len(node.errors) < 5:
                 node.errors.append(f"{type(exc).__name__}: {exc}")
             return
+        if not node.settled:
+            steady = node.last is not None and abs(reading.own - node.last.own) <= self.hysteresis
+            if not (steady or reading.limit is not None or time.monotonic() - node.since >= self.settle_s):
+                node.last = reading
+                return
+            node.settled = True
         want = self.target(reading)
         if reading.stalled:
             node.stalls += 1
