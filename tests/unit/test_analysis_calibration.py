@@ -14,7 +14,7 @@ import math
 import pandas as pd
 import pytest
 
-from cassperf.analysis.calibration import Calibration, PooledCalibration, method_rates, method_rates_pooled
+from cassperf.analysis.calibration import Calibration, method_rates
 from cassperf.analysis.power import MDE_FACTORS, expected_power, mde_factor, mde_pct, mde_pct_at, solve_mde_factor
 from cassperf.analysis.repeats import run_figures
 from cassperf.analysis.simulate import Noise, SimArm, sim_figures, simulate, to_runs
@@ -109,20 +109,3 @@ def test_mde_factor_between_table_points_and_at_the_limits() -> None:
     assert math.isnan(mde_factor(math.nan)) and math.isnan(mde_pct(math.nan, 2))
     assert mde_pct(0.1, 2.0) == pytest.approx(100 * math.expm1(8.7057 * 0.1), rel=1e-4)
 
-
-@pytest.fixture(scope="module")
-def pooled() -> PooledCalibration:
-    return method_rates_pooled(arms=5, repeats=3, studies=2000, seed=2026, margin_pct=30.0)
-
-
-def test_the_pooled_comparison_holds_its_error_rate_and_its_stated_power(pooled: PooledCalibration) -> None:
-    # 5 arms in 3 blocks share one pool: (5 - 1)(3 - 1) = 8 degrees of freedom where the pair alone has 2
-    assert (pooled.studies, pooled.arms, pooled.df) == (2000, 5, 8.0)
-    assert 0.035 <= pooled.aa_rate <= 0.065
-    assert 0.035 <= pooled.aa_mean <= 0.065
-    assert 0.035 <= pooled.aa_p99 <= 0.065
-    assert 0.75 <= pooled.power_rate <= 0.85
-    assert 0.75 <= pooled.power_p99 <= 0.85
-    assert pooled.tost_at_margin <= 0.065
-    # what pooling buys: the same studies state an MDE less than half the pair's alone
-    assert pooled.mde_rate_pct < 0.5 * pooled.mde_rate_paired_pct
