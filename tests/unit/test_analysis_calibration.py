@@ -20,6 +20,8 @@ from cassperf.analysis.repeats import run_figures
 from cassperf.analysis.simulate import Noise, SimArm, sim_figures, simulate, to_runs
 
 
+pytestmark = pytest.mark.long        # its simulation fixture takes about 40 s: make test starts it first
+
 @pytest.fixture(scope="module")
 def cal() -> Calibration:
     return method_rates(repeats=3, studies=2000, seed=2026, margin_pct=30.0)

@@ -12,6 +12,8 @@ import pytest
 from cassperf.analysis.calibration import PooledCalibration, method_rates_pooled
 
 
+pytestmark = pytest.mark.long        # its simulation fixture takes about 90 s: make test starts it first
+
 @pytest.fixture(scope="module")
 def pooled() -> PooledCalibration:
     return method_rates_pooled(arms=5, repeats=3, studies=2000, seed=2026, margin_pct=30.0)
