@@ -14,6 +14,7 @@ could not be bounded and why, and the nodes run unbounded.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 
@@ -121,7 +122,8 @@ class NodeBounds:
 
     def govern(self, node: str, cgroup: NodeCgroup | None = None) -> None:
         """From now on keep `node`'s limit at its own memory + the bound (a node found running:
-        its `cgroup`, e.g. from cgroups.of_process)."""
+        its `cgroup`, e.g. from cgroups.of_process). Returns once its first limit is set (its own
+        memory settled: cgroups.SETTLE_S), so a node started or adopted is bounded from then on."""
         if self.page_cache_mb is None:
             return
         cgroup = cgroup or self.cgroups.get(node)
@@ -130,8 +132,11 @@ class NodeBounds:
         self.cgroups[node] = cgroup
         if self.governor is None:
             self.governor = PageCacheGovernor(self.page_cache_mb * MIB)
-        self.governor.add(node, cgroup)
+        governed = self.governor.add(node, cgroup)
         self.governor.start()
+        deadline = time.monotonic() + self.governor.settle_s + 2 * self.governor.interval_s
+        while not governed.settled and not governed.errors and time.monotonic() < deadline:
+            time.sleep(self.governor.interval_s / 2)
 
     def folders(self) -> list[str]:
         """Every cgroup folder of this cluster's nodes that this process knows (for the owner record)."""
