@@ -21,15 +21,13 @@ if os.environ.get("CI"):
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The longest files first (the study notebooks' and those marked `long`), each file's tests
-    kept together and in order: make test runs files two at a time, and these take minutes each
-    (the notebooks 3-7, the simulation proofs 1-2), so started first they do not leave one worker
+    """The files marked `long` first, each file's tests kept together and in order: make test's
+    quick phase runs files two at a time in this order (--no-loadscope-reorder), and the
+    simulation proofs take a minute or two each, so started first they do not leave one worker
     running the last of them alone."""
-    rank: dict[Path, int] = {}              # per file: 0 when any of its tests is a study notebook's or long
+    rank: dict[Path, int] = {}              # per file: 0 when any of its tests is long
     for item in items:
-        study = item.get_closest_marker("notebook") and item.get_closest_marker("cluster")
-        first = study or item.get_closest_marker("long")
-        rank[item.path] = min(rank.get(item.path, 1), 0 if first else 1)
+        rank[item.path] = min(rank.get(item.path, 1), 0 if item.get_closest_marker("long") else 1)
     items.sort(key=lambda item: rank[item.path])
 
 
