@@ -20,7 +20,6 @@ from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
 from cassandra.policies import DCAwareRoundRobinPolicy, FallthroughRetryPolicy, TokenAwarePolicy
 from cassandra.query import tuple_factory
 
-from cassperf.cluster.driver_options import DRIVER_TIMEOUTS_S
 from cassperf.workload.backends.base import Backend, BackendError, Executor, Target
 
 _KINDS: tuple[tuple[type[BaseException], str], ...] = (
@@ -56,7 +55,7 @@ class DriverBackend(Backend):
             request_timeout=target.request_timeout_s, row_factory=tuple_factory,
             retry_policy=FallthroughRetryPolicy())  # tried once: failures counted as the server said
         kwargs: dict[str, Any] = {"contact_points": list(target.contact_points), "port": target.port,
-                                  "execution_profiles": {EXEC_PROFILE_DEFAULT: profile}, **DRIVER_TIMEOUTS_S}
+                                  "execution_profiles": {EXEC_PROFILE_DEFAULT: profile}, "connect_timeout": 10}
         creds = target.credentials()
         if creds:
             kwargs["auth_provider"] = PlainTextAuthProvider(*creds)
