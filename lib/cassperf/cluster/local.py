@@ -49,7 +49,6 @@ from cassperf.cluster import cgroups, netns, owners, process, role_manager
 from cassperf.certs import write_private
 from cassperf.cluster.access import ClusterAccess, ensure_access
 from cassperf.cluster.base import ClusterHandle, CredentialsProvider, LocalNodeRef
-from cassperf.cluster.driver_options import DRIVER_TIMEOUTS_S
 from cassperf.cluster.java import Java, check_java_for, java_info
 from cassperf.cluster.jolokia import JolokiaClient, JolokiaEndpoint
 from cassperf.cluster.node_bounds import NodeBounds
@@ -440,15 +439,17 @@ class LocalCluster(ClusterHandle):
         """Wait until every node knows every other node with its DC and tokens (system.peers_v2):
         a node that serves CQL may not yet know a DC that joined last, and would refuse a
         NetworkTopologyStrategy keyspace naming it."""
-        from cassandra.cluster import EXEC_PROFILE_DEFAULT, Cluster, ExecutionProfile
+        from cassandra.cluster import EXEC_PROFILE_DEFAULT, ExecutionProfile
         from cassandra.policies import WhiteListRoundRobinPolicy
 
         want = len(self.nodes) - 1
         deadline = time.monotonic() + timeout_s
         for node in self.nodes:
             profile = ExecutionProfile(load_balancing_policy=WhiteListRoundRobinPolicy([node.address]))
-            driver = Cluster([node.address], port=node.ports.native, execution_profiles={EXEC_PROFILE_DEFAULT: profile},
-                             **DRIVER_TIMEOUTS_S, **self._client_kwargs(node.spec.dc))
+            # the handle's own driver (its timeouts, role, TLS), on this node alone, from its DC's namespace
+            driver = self.driver_cluster(contact_points=[node.address], port=node.ports.native,
+                                         execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+                                         **self._netns_driver_kwargs(node.spec.dc))
             try:
                 session = driver.connect()
                 while True:
