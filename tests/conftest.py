@@ -25,10 +25,8 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     quick phase runs files two at a time in this order (--no-loadscope-reorder), and the
     simulation proofs take a minute or two each, so started first they do not leave one worker
     running the last of them alone."""
-    rank: dict[Path, int] = {}              # per file: 0 when any of its tests is long
-    for item in items:
-        rank[item.path] = min(rank.get(item.path, 1), 0 if item.get_closest_marker("long") else 1)
-    items.sort(key=lambda item: rank[item.path])
+    long_files = {item.path for item in items if item.get_closest_marker("long")}
+    items.sort(key=lambda item: item.path not in long_files)
 
 
 @pytest.hookimpl(hookwrapper=True)
