@@ -27,6 +27,7 @@ import pytest
 from cassperf.cluster import LocalCluster
 from cassperf.parsers.hdr_log import read_hdr_log
 from cassperf.results.store import load_run
+from cassperf.sampler.base import Source
 from cassperf.workload import WorkloadSpec
 from cassperf.workload.engine import EngineError, run_workload
 from tests.conftest import started_cluster
@@ -136,6 +137,37 @@ def test_sampler_and_a_phase_run_beside_the_load_on_one_clock(node, tmp_path):
     assert metric_s.min() < 0.5 and metric_s.max() > ev["flush:end"]      # a baseline, then through the phase
     sst = m[m["metric"] == "live_sstables:phased.standard1"]
     assert sst["value"].max() >= 1                                        # the flush made an SSTable
+
+
+class _SlowToPrime(Source):
+    """A sampler source whose start takes 2.5 s (a node's JMX answering late after its restart, as
+    in CI); it samples nothing."""
+
+    name = "slow"
+
+    def prime(self, nodes) -> None:
+        time.sleep(2.5)
+
+    def sample(self, nodes):
+        return []
+
+    def metric_names(self):
+        return []
+
+    def close(self) -> None:
+        pass
+
+
+def test_a_sampler_slow_to_start_does_not_shorten_the_load(node, tmp_path):
+    """The sampler starts before the run's t0 is set: a start slower than the start margin (CI: 2 s
+    for a node just restarted) once let the workers go after t0 + duration, and a 2 s run did no
+    operation at all."""
+    run = run_workload(spec(op="write", duration=2, interval_s=0.1, keyspace="slowsampler"), node, root=tmp_path, progress=False,
+                       sampler={"sources": [_SlowToPrime()], "interval_s": 1, "final_sample": False})
+    assert not run.manifest.get("failed"), run.manifest.get("failure")
+    iv = run.intervals
+    assert len(iv) >= 19 and (iv["count"] > 0).all(), iv[["time_s", "count"]]
+    assert not any("let go" in w for w in run.warnings), run.warnings
 
 
 def test_a_failing_during_action_raises_after_the_run_is_stored(node, tmp_path):

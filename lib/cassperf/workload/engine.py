@@ -466,6 +466,14 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
         _await_ready(reports, procs, writer)
         if ready is not None:
             ready()
+        if sampler is not None:   # before t0 is set: its sources connect and take a first sample, which
+            from cassperf.sampler import ClusterSampler  # noqa: PLC0415 - took 2 s beside another study (CI)
+
+            cluster_sampler = ClusterSampler(cluster, writer=writer, **dict(sampler))
+            cluster_sampler.clients.add("engine", os.getpid())       # the client's CPU: this process ...
+            for i, p in enumerate(procs):                            # ... and every worker
+                cluster_sampler.clients.add(f"worker-{i}", p.pid)
+            cluster_sampler.start()
         t0 = time.monotonic_ns() + int((warm + START_MARGIN_S) * NS_PER_S)
         epoch0 = time.time() + (t0 - time.monotonic_ns()) / NS_PER_S
         t0_value.value = t0
@@ -473,17 +481,13 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
         writer.set_clock(t0 / NS_PER_S)       # time_s of events and intervals: since t0
         if recording is not None:             # now, with the warm-up: JFR.start's own cost stays out of the
             recording.start_at(time.monotonic_ns(), origin_ns=t0)      # measured load (cluster.profiler)
-        if sampler is not None:
-            from cassperf.sampler import ClusterSampler  # noqa: PLC0415 - only when asked for
-
-            cluster_sampler = ClusterSampler(cluster, writer=writer, **dict(sampler))
-            cluster_sampler.clients.add("engine", os.getpid())       # the client's CPU: this process ...
-            for i, p in enumerate(procs):                            # ... and every worker
-                cluster_sampler.clients.add(f"worker-{i}", p.pid)
-            cluster_sampler.start()
         bar = _progress_bar(spec, progress)
         collector = _Collector(writer, spec, nproc, t0, epoch0, bar)
         go.set()
+        late_s = (time.monotonic_ns() - t0) / NS_PER_S
+        if late_s > 0:            # workers load from t0 to t0 + duration whenever they are let go
+            writer.warn(f"the workers were let go {late_s:.2f} s after the run's start (t0): its first "
+                        f"{late_s:.2f} s carry no load")
         if warm:
             writer.event("warmup:start", f"{warm:g} s of unrecorded load")
         if action is not None:
