@@ -162,8 +162,8 @@ def test_a_sampler_slow_to_start_does_not_shorten_the_load(node, tmp_path):
     """The sampler starts before the run's t0 is set: a start slower than the start margin (CI: 2 s
     for a node just restarted) once let the workers go after t0 + duration, and a 2 s run did no
     operation at all."""
-    run = run_workload(spec(op="write", duration=2, interval_s=0.1, keyspace="slowsampler"), node, root=tmp_path, progress=False,
-                       sampler={"sources": [_SlowToPrime()], "interval_s": 1, "final_sample": False})
+    run = run_workload(spec(op="write", duration=2, interval_s=0.1, keyspace="slowsampler"), node, root=tmp_path,
+                       progress=False, sampler={"sources": [_SlowToPrime()], "interval_s": 1, "final_sample": False})
     assert not run.manifest.get("failed"), run.manifest.get("failure")
     iv = run.intervals
     assert len(iv) >= 19 and (iv["count"] > 0).all(), iv[["time_s", "count"]]
