@@ -77,6 +77,7 @@ def test_make_cold_empties_the_key_cache_and_says_what_it_did(cluster):
     assert _key_cache_entries(s) == [0, 0]                            # every node's cache, not just one
 
 
+
 def test_a_bad_operation_is_a_failed_result_with_the_reason_and_the_rest_still_run(cluster):
     results = run_ops(cluster, [JmxOp("node1", STORAGE_SERVICE, "noSuchOperation"),
                                 JmxOp("node2", STORAGE_SERVICE, "forceKeyspaceFlush", ("no_such_keyspace", "")),
@@ -112,3 +113,15 @@ def test_a_session_keeps_its_jvm_across_batches_sets_and_reads_attributes_and_ga
         jmx.run([JmxOp(n, STORAGE_SERVICE, "set:CompactionThroughputMbPerSec", ("64",)) for n in nodes])
         assert list(jmx.procs.values()) == procs and procs[0].poll() is None   # the same JVM all along
     assert procs[0].poll() is not None                                # closed with the session
+
+
+def test_make_cold_with_restart_restarts_every_node_and_the_cluster_serves_again(cluster):
+    """05's cold_restart=True (off by default; its test set leaves it off for time): every node stopped and
+    started again, serving CQL with the rows it had. Last in the file: the nodes restart."""
+    pids = {n.pid() for n in cluster.nodes}
+    said = make_cold(cluster, restart=True, keyspace=KS)
+    assert said.startswith("cold: memtables flushed, key and row caches invalidated, nodes restarted, "), said
+    after = {n.pid() for n in cluster.nodes}
+    assert None not in after and len(after) == 2 and not after & pids, (pids, after)
+    read = SimpleStatement(f"SELECT v FROM {KS}.t WHERE k = %s", consistency_level=ConsistencyLevel.ALL)
+    assert cluster.session().execute(read, (7,)).one() is not None
