@@ -139,6 +139,10 @@ def test_all_of_needs_every_part() -> None:
     assert all_of([directional(RISE, +1), directional(FLAT, +1)]).verdict == NOT_SHOWN
     v = all_of([directional(FLAT, +1), directional(RISE, -1)])
     assert v.verdict == FAILS and v.reason.endswith("where the claim says a fall")
+    # the row's figures are the deciding part's: its MDE beside its reason, not the first part's
+    assert v.comparison is RISE
+    assert all_of([directional(RISE, +1), directional(FLAT, +1)]).comparison is FLAT
+    assert all_of([directional(RISE, +1), directional(FALL, -1)]).comparison is RISE
     with pytest.raises(ValueError, match="no verdicts"):
         all_of([])
 

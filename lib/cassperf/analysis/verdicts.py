@@ -245,8 +245,10 @@ def aa_control(c: ArmComparison) -> Verdict:
 
 
 def all_of(verdicts: Sequence[Verdict], rule: str = "") -> Verdict:
-    """Every part must hold (rule: module docstring); the comparison is the first part's. A part not
-    tested here makes the claim not tested here, unless another part, tested, does not hold. The
+    """Every part must hold (rule: module docstring). The comparison (the row's figures: change, CI,
+    MDE) is the part's that decides the verdict, or the first part's when every part holds: a row
+    "not shown" because its reads had too few runs showed its writes' MDE beside that reason. A part
+    not tested here makes the claim not tested here, unless another part, tested, does not hold. The
     parts' manipulation checks are joined: not taken where one did not take."""
     if not verdicts:
         raise ValueError("all_of: no verdicts to combine")
@@ -259,13 +261,13 @@ def all_of(verdicts: Sequence[Verdict], rule: str = "") -> Verdict:
         "; ".join(dict.fromkeys(k.figure for k in checks)), checks[0].rule)
     for v in verdicts:
         if v.verdict == FAILS:
-            return Verdict(FAILS, v.reason, rule, first, check)
+            return Verdict(FAILS, v.reason, rule, v.comparison or first, check)
     for v in verdicts:
         if v.verdict == NOT_TESTED:
-            return Verdict(NOT_TESTED, v.reason, rule, first, check)
+            return Verdict(NOT_TESTED, v.reason, rule, v.comparison or first, check)
     for v in verdicts:
         if v.verdict != HOLDS:
-            return Verdict(NOT_SHOWN, v.reason, rule, first, check)
+            return Verdict(NOT_SHOWN, v.reason, rule, v.comparison or first, check)
     return Verdict(HOLDS, "; ".join(v.reason for v in verdicts), rule, first, check)
 
 
