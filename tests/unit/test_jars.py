@@ -226,6 +226,28 @@ def test_resolving_prints_what_it_fetches_and_how_far_it_got(monkeypatch, empty_
     assert [int(s.group(1)) for s in steps] == list(range(25, len(fetched) + 1, 25))
 
 
+def test_two_resolves_at_once_run_maven_once_and_both_get_the_jar(monkeypatch, empty_caches, local_registry):
+    """make test resolves the jars beside its quick tests, and two node test files may both need
+    Jolokia: the second waits for the first's Maven and finds the folder complete."""
+    import threading
+
+    monkeypatch.setenv("CASSPERF_MAVEN_REPO", local_registry)
+    said: list[list[str]] = [[], []]
+    got: list[object] = [None, None]
+
+    def resolve(i: int) -> None:
+        got[i] = resolve_jolokia(progress=said[i].append)
+
+    threads = [threading.Thread(target=resolve, args=(i,)) for i in (0, 1)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    jar = empty_caches / "jolokia" / JOLOKIA_VERSION / f"jolokia-agent-jvm-{JOLOKIA_VERSION}-javaagent.jar"
+    assert got == [jar, jar] and jar.stat().st_size > 100_000
+    assert sorted(bool(lines) for lines in said) == [False, True], said   # one Maven run said what it fetched
+
+
 def test_maven_java_home_that_is_not_a_java_is_refused(tmp_path):
     with pytest.raises(ConfigError) as err:
         maven.maven_java({"CASSPERF_MAVEN_JAVA_HOME": str(tmp_path), "PATH": os.environ["PATH"]})

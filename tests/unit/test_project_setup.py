@@ -58,7 +58,13 @@ def test_make_report_installs_what_the_default_studies_use_as_make_test_does():
     # 04's container deployment (podman, runc, debootstrap), 02's network baseline (iperf3, ping)
     report = _prerequisites("report")
     assert {"jars", "container", "iperf3", "ping"} <= report
-    assert report <= _prerequisites("test")
+    assert report - {"jars"} <= _prerequisites("test")
+    # make test resolves the jars itself, beside its quick tests, and waits for them before any node starts
+    recipe = re.search(r"^test:.*\n((?:\t.*\n)+)", (ROOT / "Makefile").read_text(), re.M).group(1).splitlines()
+    fetch = next(i for i, line in enumerate(recipe) if "cassperf cluster fetch --version $(CASSANDRA_VERSION)" in line)
+    waited = next(i for i, line in enumerate(recipe) if "wait $$fetch" in line)
+    nodes = next(i for i, line in enumerate(recipe) if '-m "(cluster or notebook)' in line)
+    assert fetch < waited < nodes, recipe
 
 
 def test_readme_opens_with_the_two_commands_and_ci_runs_the_test_one():

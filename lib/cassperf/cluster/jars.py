@@ -13,6 +13,7 @@ cassperf.cluster.maven).
 
 from __future__ import annotations
 
+import fcntl
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -58,9 +59,16 @@ class CassandraJars:
 
 
 def _mvn_copy(pom_text: str, out_dir: Path, what: str, artifact: str, progress: Progress | None) -> None:
-    """Maven fills `out_dir`; the folder is marked complete only after Maven succeeded."""
-    copy_dependencies(pom_text, out_dir, what, artifact, progress)
-    (out_dir / _COMPLETE).write_text("resolved by Maven\n")
+    """Maven fills `out_dir`; the folder is marked complete only after Maven succeeded. One process
+    at a time per folder (a lock beside it): make test resolves the jars beside its quick tests, one of
+    which may need them first, and two test files at a time may both need Jolokia; the second waits,
+    then finds the folder complete."""
+    with open(out_dir.parent / f".{out_dir.name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (out_dir / _COMPLETE).exists():
+            return
+        copy_dependencies(pom_text, out_dir, what, artifact, progress)
+        (out_dir / _COMPLETE).write_text("resolved by Maven\n")
 
 
 def resolve_cassandra(version: str = "5.0.6", progress: Progress | None = stderr_progress) -> CassandraJars:
@@ -82,6 +90,7 @@ def resolve_jolokia(version: str = JOLOKIA_VERSION, progress: Progress | None = 
     jar = lib / f"jolokia-agent-jvm-{version}-javaagent.jar"
     if not (lib / _COMPLETE).exists() or not jar.exists():
         lib.parent.mkdir(parents=True, exist_ok=True)
+        (lib / _COMPLETE).unlink(missing_ok=True)           # complete without its jar: resolve again
         pom = _POM.format(artifact="jolokia-runtime", group="org.jolokia", dep="jolokia-agent-jvm",
                           version=version, classifier="<classifier>javaagent</classifier>")
         _mvn_copy(pom, lib, f"the Jolokia agent (org.jolokia:jolokia-agent-jvm:{version}:javaagent)",
