@@ -196,8 +196,8 @@ def test_the_multidc_study_with_client_hosts_runs_its_clients_on_them(site, tmp_
 
     cluster, hosts = site
     a, b = hosts.addresses
-    study = TwoArms(experiment="sshhosts", repeats=2, run_s=3, interval_s=0.125, warm_max_steps=0, rows=300, rf=1,
-                    write_threads=2, read_threads=2, cl_threads=2, quorum_threads=(2,), iperf3_s=1,
+    study = TwoArms(experiment="sshhosts", repeats=2, run_s=3, interval_s=0.125, warm_max_steps=0, warm_arm_s=0,
+                    rows=300, rf=1, write_threads=2, read_threads=2, cl_threads=2, quorum_threads=(2,), iperf3_s=1,
                     client_hosts=f"dc1={a},dc2={b}", scheduler_host=a)
     done = execute(study, cluster, root=tmp_path)
     assert (done.ran, done.partial, done.failed) == (6, 0, 0), done.record.data["log"]
