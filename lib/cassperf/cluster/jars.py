@@ -58,14 +58,20 @@ class CassandraJars:
         return os.pathsep.join(parts)
 
 
-def _mvn_copy(pom_text: str, out_dir: Path, what: str, artifact: str, progress: Progress | None) -> None:
+def _resolved(out_dir: Path, *needs: Path) -> bool:
+    """`out_dir` marked complete by Maven, and every file of ``needs`` in it."""
+    return (out_dir / _COMPLETE).exists() and all(p.exists() for p in needs)
+
+
+def _mvn_copy(pom_text: str, out_dir: Path, what: str, artifact: str, progress: Progress | None,
+              needs: tuple[Path, ...] = ()) -> None:
     """Maven fills `out_dir`; the folder is marked complete only after Maven succeeded. One process
     at a time per folder (a lock beside it): make test resolves the jars beside its quick tests, one of
     which may need them first, and two test files at a time may both need Jolokia; the second waits,
-    then finds the folder complete."""
+    then finds the folder resolved (complete, with ``needs``)."""
     with open(out_dir.parent / f".{out_dir.name}.lock", "a") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
-        if (out_dir / _COMPLETE).exists():
+        if _resolved(out_dir, *needs):
             return
         copy_dependencies(pom_text, out_dir, what, artifact, progress)
         (out_dir / _COMPLETE).write_text("resolved by Maven\n")
@@ -75,7 +81,7 @@ def resolve_cassandra(version: str = "5.0.6", progress: Progress | None = stderr
     """The jars of cassandra-all `version`, from the cache or Maven Central (progress lines go
     to `progress`, stderr by default, only when Maven runs)."""
     lib = config.cache_dir() / "cassandra" / version / "lib"
-    if not (lib / _COMPLETE).exists():
+    if not _resolved(lib):
         lib.parent.mkdir(parents=True, exist_ok=True)
         pom = _POM.format(artifact=f"cassandra-runtime-{version}", group="org.apache.cassandra",
                           dep="cassandra-all", version=version, classifier="")
@@ -88,13 +94,12 @@ def resolve_jolokia(version: str = JOLOKIA_VERSION, progress: Progress | None = 
     """The Jolokia JVM agent jar (JMX over HTTP), from the cache or Maven Central."""
     lib = config.cache_dir() / "jolokia" / version
     jar = lib / f"jolokia-agent-jvm-{version}-javaagent.jar"
-    if not (lib / _COMPLETE).exists() or not jar.exists():
+    if not _resolved(lib, jar):
         lib.parent.mkdir(parents=True, exist_ok=True)
-        (lib / _COMPLETE).unlink(missing_ok=True)           # complete without its jar: resolve again
         pom = _POM.format(artifact="jolokia-runtime", group="org.jolokia", dep="jolokia-agent-jvm",
                           version=version, classifier="<classifier>javaagent</classifier>")
         _mvn_copy(pom, lib, f"the Jolokia agent (org.jolokia:jolokia-agent-jvm:{version}:javaagent)",
-                  "org.jolokia:jolokia-agent-jvm", progress)
+                  "org.jolokia:jolokia-agent-jvm", progress, needs=(jar,))
     if not jar.exists():
         raise ConfigError(f"expected {jar} after resolving Jolokia; remove {lib} and try again")
     return jar
