@@ -20,13 +20,27 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The files marked `long` first, each file's tests kept together and in order: make test's
-    quick phase runs files two at a time in this order (--no-loadscope-reorder), and the
-    simulation proofs take a minute or two each, so started first they do not leave one worker
-    running the last of them alone."""
-    long_files = {item.path for item in items if item.get_closest_marker("long")}
-    items.sort(key=lambda item: item.path not in long_files)
+@pytest.hookimpl(tryfirst=True)      # before xdist's own hook reads the groups (--dist loadgroup)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """The order and grouping make test's phases hand tests out in (Makefile, test):
+
+    - the files marked ``long(seconds=...)`` first, the longest first, each file's tests kept
+      together and in order (--no-loadscope-reorder: xdist would otherwise hand out the files
+      with the most tests first);
+    - with --dist loadgroup (the node phase), the files marked ``study`` are one group, run one
+      after another by one worker, and every other file a group of its own: two studies side by
+      side took about twice their time each and left the lighter tests, which wait on JVM starts
+      and kernels, nothing to overlap with (CI of 63c8e85)."""
+    seconds: dict[Any, float] = {}
+    for item in items:
+        mark = item.get_closest_marker("long")
+        if mark is not None:
+            seconds[item.path] = float(mark.kwargs.get("seconds", 60))
+    items.sort(key=lambda item: (item.get_closest_marker("study") is None, -seconds.get(item.path, 0.0)))
+    if config.getvalue("dist") == "loadgroup":
+        for item in items:
+            group = "studies" if item.get_closest_marker("study") else str(item.path)
+            item.add_marker(pytest.mark.xdist_group(group))
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -207,7 +207,8 @@ def test_the_executor_stores_a_slot_whose_client_died_as_partial_and_its_compari
                 yield Killing(runner)
 
     study = Lossy(experiment="lossy", repeats=2, run_s=4, interval_s=0.2, warm_max_steps=0, warm_arm_s=0, rows=300,
-                  rf=1, write_threads=2, read_threads=2, quorum_threads=(2,), iperf3_s=1)
+                  rf=1, write_threads=2, read_threads=2, cl_threads=2, quorum_threads=(2,), iperf3_s=1)
+    assert study.calibration_spec() is None      # every thread count given: no ladder (9 steps, 40 s in CI)
     done = execute(study, two_dcs, root=tmp_path)
     assert (done.ran, done.partial, done.failed) == (5, 1, 0), done.record.data["log"]
     slot = done.record.data["slots"]["1/replicated write"]

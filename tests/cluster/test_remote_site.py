@@ -32,7 +32,7 @@ from cassperf.experiments.executor import STUDIES_DIR
 from cassperf.results.store import load_run
 from tests.cluster.remote_site import NOBODY, NODES, RemoteSite
 
-pytestmark = pytest.mark.cluster
+pytestmark = [pytest.mark.cluster, pytest.mark.long(seconds=320), pytest.mark.study]
 
 ROOT = Path(__file__).resolve().parents[2]
 CAUSE = "no nodetool here (CASSANDRA_HOME unset and none on PATH)"
