@@ -55,9 +55,9 @@ def test_deployments_interleave_side_by_side_and_imported_logs_join_their_own_ta
     order = record["order"]
     # every measured run waited for the three deployments' nodes to go idle, and the report says so
     waits = [s["quiet"] for s in record["slots"].values()]
-    assert len(waits) == len(measured) and all(0.4 < w["waited_s"] <= 8 + 1 for w in waits)
+    assert len(waits) == len(measured) and all(0.4 < w["waited_s"] <= 3 + 1 for w in waits)
     assert "Before each measured run, the executor waited for the study's nodes to go idle (their CPU below " \
-           "0.15 cores over 0.5 s, at most 8 s)" in html.unescape(run.text())
+           "0.15 cores over 0.5 s, at most 3 s)" in html.unescape(run.text())
     block1 = [a.rsplit(" ", 1)[0].replace(" (A/A)", "").rsplit(" ", 1)[0] for b, _, a in order if b == 1]
     assert len({tuple(block1[i:i + 3]) for i in range(0, 6, 3)}) > 1 or len(set(block1[:3])) > 1
     study = study_with_test_params(DeploymentStudy, NB)
