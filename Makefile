@@ -71,15 +71,12 @@ container: ## podman, runc and debootstrap (Debian packages) for container nodes
 	@podman --version 2>/dev/null || true
 
 # Three phases, each on its own pytest: the quick tests two files at a time; the node and kernel
-# tests two at a time (a run's load lasts its seconds whoever shares the cores); then the `alone`
-# ones one at a time (timing, latency and page-cache assertions a neighbour would move). Both
-# parallel phases hand files out in tests/conftest.py's order, the longest `long` ones first
-# (--no-loadscope-reorder; xdist's own order is most tests first). In the node phase the study
-# files are one unit (--studies-on-one-worker, tests/conftest.py): one worker runs them one after
-# another while the other runs the lighter files beside it. Two studies side by side slowed each
-# other to about twice their time alone and left the lighter tests nothing to overlap (CI of
-# 63c8e85: 1,814 s against 1,344 s); xdist's own order ended the phase on the one-test study
-# files, two at a time.
+# tests two files at a time (a run's load lasts its seconds whoever shares the cores); then the
+# `alone` ones one at a time (timing, latency and page-cache assertions a neighbour would move).
+# The quick phase hands files out in tests/conftest.py's order, those marked `long` first
+# (--no-loadscope-reorder; xdist's own order is most tests first). The node phase keeps xdist's
+# order: with the study notebooks first they ran side by side and slowed each other to about
+# twice their time alone (CI of 63c8e85: that phase took 1,814 s against 1,344 s).
 # Cassandra's jars resolve (Maven, mostly waiting on the registry: 13 s for 5.0.6 and 8 s for Jolokia
 # into CI's empty Maven repository at 957bc8f) beside the quick tests, which start no node.
 test: setup browser mdadm ping iperf3 sshd container ## all tests, real Cassandra nodes included: quick ones and node ones two files at a time, then the `alone` ones one at a time
@@ -87,7 +84,7 @@ test: setup browser mdadm ping iperf3 sshd container ## all tests, real Cassandr
 	  $(BIN)/pytest -m "not cluster and not notebook" -n 2 --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS); rc=$$?; \
 	  wait $$fetch || { cat $(VENV)/jars.log; echo "make test: Cassandra's jars did not resolve (above)"; exit 1; }; \
 	  [ $$rc = 0 ] || [ $$rc = 5 ]
-	$(BIN)/pytest -m "(cluster or notebook) and not alone" -n 2 --dist loadfile --studies-on-one-worker --no-loadscope-reorder $(PYTEST_ARGS) || [ $$? = 5 ]
+	$(BIN)/pytest -m "(cluster or notebook) and not alone" -n 2 --dist loadfile $(PYTEST_ARGS) || [ $$? = 5 ]
 	$(BIN)/pytest -m "(cluster or notebook) and alone" $(PYTEST_ARGS) || [ $$? = 5 ]
 
 test-unit: setup ## quick tests only (no Cassandra nodes)

@@ -20,48 +20,13 @@ if os.environ.get("CI"):
     settings.load_profile("ci")
 
 
-#: the node test files that run a study's whole plan (CPU-bound for minutes): make test's node phase
-#: runs them one after another on one worker, each beside lighter files (--studies-on-one-worker)
-STUDY_FILES = ("tests/notebooks/test_rf_notebook.py", "tests/cluster/test_remote_site.py",
-               "tests/notebooks/test_gc_notebook.py", "tests/notebooks/test_question_notebook.py",
-               "tests/notebooks/test_report_pipeline.py", "tests/notebooks/test_storage_notebook.py")
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--studies-on-one-worker", action="store_true",
-                     help="with -n and --dist loadfile: the STUDY_FILES of tests/conftest.py go to one worker, one "
-                          "after another (make test's node phase)")
-
-
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """--studies-on-one-worker: xdist's by-file scheduling, with the STUDY_FILES one unit. Two
-    studies side by side took about twice their time each and left the lighter tests, which wait
-    on JVM starts and kernels, nothing to overlap with (CI of 63c8e85: 1,814 s against 1,344 s);
-    xdist's own order ended the phase on the one-test study files, two at a time. (xdist's
-    loadgroup cannot do this here: with pytest 9.2 it never sees the groups.)"""
-    if not config.getoption("studies_on_one_worker"):
-        return None
-    from xdist.scheduler import LoadFileScheduling
-
-    class StudiesOnOneWorker(LoadFileScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            path = super()._split_scope(nodeid)
-            return "studies" if path in STUDY_FILES else path
-
-    return StudiesOnOneWorker(config, log)
-
-
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """The order make test's phases hand tests out in (Makefile, test): the STUDY_FILES first, then
-    the files marked ``long(seconds=...)``, the longest first, each file's tests kept together and
-    in order (--no-loadscope-reorder: xdist would otherwise hand out the files with the most tests
-    first and the one-test study files last)."""
-    seconds: dict[Any, float] = {}
-    for item in items:
-        mark = item.get_closest_marker("long")
-        if mark is not None:
-            seconds[item.path] = float(mark.kwargs.get("seconds", 60))
-    items.sort(key=lambda item: (item.nodeid.split("::", 1)[0] not in STUDY_FILES, -seconds.get(item.path, 0.0)))
+    """The files marked `long` first, each file's tests kept together and in order: make test's
+    quick phase runs files two at a time in this order (--no-loadscope-reorder), and the
+    simulation proofs take a minute or two each, so started first they do not leave one worker
+    running the last of them alone."""
+    long_files = {item.path for item in items if item.get_closest_marker("long")}
+    items.sort(key=lambda item: item.path not in long_files)
 
 
 @pytest.hookimpl(hookwrapper=True)

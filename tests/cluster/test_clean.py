@@ -13,7 +13,7 @@ from cassperf.cli import main
 from cassperf.experiments.executor import execute, record_path
 from cassperf.experiments.replication_factor import RFStudy
 
-pytestmark = [pytest.mark.cluster, pytest.mark.long(seconds=90)]
+pytestmark = pytest.mark.cluster
 
 ADDRESS = "127.0.47.1"
 #: the smallest RF study that still loads its keyspace in a preparation: one RF, two arms, no

@@ -20,7 +20,7 @@ from cassperf.cluster.jmx_ops import (
 )
 from cassperf.experiments.node_actions import garbagecollect, make_cold, wait_for_compactions
 
-pytestmark = [pytest.mark.cluster, pytest.mark.long(seconds=150)]
+pytestmark = pytest.mark.cluster
 
 KS = "jmxops"
 

@@ -18,7 +18,7 @@ from cassperf.parsers.nodetool.status import parse as parse_status
 from cassperf.results.store import load_run
 from tests.conftest import cassperf_processes
 
-pytestmark = [pytest.mark.cluster, pytest.mark.long(seconds=220)]
+pytestmark = pytest.mark.cluster
 
 
 def test_one_node_starts_serves_rows_and_stops_without_leftovers(make_cluster):

@@ -35,7 +35,7 @@ from cassperf.workload.run import run_spec
 from cassperf.workload.spec import Population, WorkloadSpec
 from tests.conftest import started_cluster
 
-pytestmark = [pytest.mark.cluster, pytest.mark.long(seconds=160)]
+pytestmark = pytest.mark.cluster
 
 KEYS = Population.parse("uniform(1..20000)")
 

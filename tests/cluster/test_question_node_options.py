@@ -17,7 +17,7 @@ from cassperf.results.catalog import catalog
 from tests.conftest import cassperf_processes
 from tests.notebooks.studykit import stop_study_clusters
 
-pytestmark = [pytest.mark.cluster, pytest.mark.long(seconds=140)]
+pytestmark = pytest.mark.cluster
 
 OPTION = "-XX:MaxGCPauseMillis=250"
 

@@ -17,7 +17,7 @@ from cassperf.results.store import RunWriter, load_run
 from cassperf.sampler import ClusterSampler
 from tests.cluster.tables import two_flushed_sstables
 
-pytestmark = [pytest.mark.cluster, pytest.mark.long(seconds=110)]
+pytestmark = pytest.mark.cluster
 
 KS, TABLE = "ks", "lcs"
 T = f"{KS}.{TABLE}"

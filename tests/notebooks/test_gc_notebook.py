@@ -16,7 +16,7 @@ from cassperf.results.catalog import catalog
 from tests.notebooks.studykit import (check_in_chromium, check_report_shape, execute_study, study_data,  # noqa: F401
                                       study_with_test_params)
 
-pytestmark = [pytest.mark.notebook, pytest.mark.cluster, pytest.mark.long(seconds=260)]
+pytestmark = [pytest.mark.notebook, pytest.mark.cluster]
 
 NB = "03-garbagecollect-impact.ipynb"
 WHERE = {"cluster_name": "gctest", "first_address": "127.0.7.11"}

@@ -13,7 +13,7 @@ import pytest
 from cassperf import config
 from tests.conftest import cassperf_processes
 
-pytestmark = [pytest.mark.notebook, pytest.mark.cluster, pytest.mark.long(seconds=75)]
+pytestmark = [pytest.mark.notebook, pytest.mark.cluster]
 
 
 def test_overview_of_a_named_cluster_runs_without_nodetool(tmp_path, monkeypatch):

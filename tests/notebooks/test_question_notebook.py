@@ -14,7 +14,7 @@ from cassperf.results.catalog import catalog
 from tests.notebooks.studykit import (check_in_chromium, check_report_shape, execute_study, study_data,  # noqa: F401
                                       study_with_test_params)
 
-pytestmark = [pytest.mark.notebook, pytest.mark.cluster, pytest.mark.long(seconds=240)]
+pytestmark = [pytest.mark.notebook, pytest.mark.cluster]
 
 NB = "06-your-question.ipynb"
 WHERE = {"cluster_name": "questiontest", "first_address": "127.0.61.1"}

@@ -18,7 +18,7 @@ from cassperf.workbook.preflight import run_reports
 from tests.conftest import cassperf_processes
 from tests.notebooks.reportkit import write_notebook
 
-pytestmark = [pytest.mark.notebook, pytest.mark.cluster, pytest.mark.long(seconds=230)]
+pytestmark = [pytest.mark.notebook, pytest.mark.cluster]
 
 CLUSTER_PARAMS = '''contact_points: str = ""  # your cluster, empty for the embedded one
 cluster_topology: str = "{shape}"  # embedded cluster topology

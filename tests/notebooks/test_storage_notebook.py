@@ -26,7 +26,7 @@ from tests.notebooks.studykit import check_in_chromium, check_report_shape, exec
 
 # beside another file in make test: its own cache drop and restarts only slow a neighbour, and what it asserts
 # (the slots' notes, the order, the claims' words) no neighbour moves; the tests a drop would move are `alone`
-pytestmark = [pytest.mark.notebook, pytest.mark.cluster, pytest.mark.long(seconds=190)]
+pytestmark = [pytest.mark.notebook, pytest.mark.cluster]
 
 NB = "05-storage-and-cache.ipynb"
 WHERE = {"cluster_name": "storagetest", "first_address": "127.0.23.1"}

@@ -12,7 +12,7 @@ import pytest
 from cassperf.analysis.calibration import PooledCalibration, method_rates_pooled
 
 
-pytestmark = pytest.mark.long(seconds=140)   # its simulation fixture (CI of 957bc8f): make test starts it first
+pytestmark = pytest.mark.long        # its simulation fixture takes about 90 s: make test starts it first
 
 @pytest.fixture(scope="module")
 def pooled() -> PooledCalibration:
