@@ -25,6 +25,9 @@ read around each run of clients in both DCs (clients.ClientPlacement.run_togethe
 from __future__ import annotations
 
 import math
+import os
+import re
+import selectors
 import shutil
 import subprocess
 import time
@@ -39,6 +42,8 @@ IPERF3_PORT = 5201
 #: how long an iperf3 client retries while its server starts (within the server's 60 s)
 CLIENT_WAIT_S = 45.0
 IPERF3_SECONDS = 3
+#: how long an iperf3 server may take to exit once its test has ended
+SERVER_EXIT_GRACE_S = 3.0
 NOT_MEASURED = "not measured"
 
 
@@ -64,18 +69,57 @@ def ping_task(recipe: tuple[str, dict[str, Any]], dc: str, address: str, count: 
 
 
 def iperf3_server_task(recipe: tuple[str, dict[str, Any]], dc: str, port: int = IPERF3_PORT,
-                       timeout_s: float = 60.0) -> dict[str, Any]:
-    """One iperf3 server test (``-s -1``) at `dc`'s client location; returns when it is done."""
+                       timeout_s: float = 60.0, exit_grace_s: float = SERVER_EXIT_GRACE_S) -> dict[str, Any]:
+    """One iperf3 server test (``-s -1``) at `dc`'s client location; returns when it is done.
+
+    iperf3's server at times hangs after its test although its client got the results (esnet/iperf
+    #1735; seen here with 16 streams through the delay router, which held a DC location's one-thread
+    worker for 60 s). So the server's output is watched: once it has printed its receiver summary the
+    test is over, and a server that has not exited `exit_grace_s` later is stopped, with a note."""
     if shutil.which("iperf3") is None:
         return {"error": "iperf3 is not installed (make iperf3, or apt-get install iperf3)"}
     _, place = _placed(recipe, dc)
     with place:
+        proc = subprocess.Popen(["iperf3", "-s", "-1", "-p", str(port), "--forceflush"],
+                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
         try:
-            out = subprocess.run(["iperf3", "-s", "-1", "-p", str(port)], capture_output=True, text=True,
-                                 timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            return {"error": f"the iperf3 server saw no test within {timeout_s:.0f} s"}
-    return {"returncode": out.returncode}
+            return watch_iperf3_server(proc, timeout_s, exit_grace_s)
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            if proc.stdout is not None:
+                proc.stdout.close()
+
+
+def watch_iperf3_server(proc: subprocess.Popen, timeout_s: float, exit_grace_s: float) -> dict[str, Any]:
+    """Follow an iperf3 server's output until it exits: {"returncode": n}, {"returncode": None,
+    "note": ...} when its test ended but it did not exit, {"error": ...} when it saw no test or its
+    test did not end within `timeout_s`. The caller stops a process still running."""
+    assert proc.stdout is not None
+    fd = proc.stdout.fileno()
+    deadline = time.monotonic() + timeout_s
+    text, ended_at, eof = "", None, False
+    with selectors.DefaultSelector() as sel:
+        sel.register(fd, selectors.EVENT_READ)
+        while proc.poll() is None:
+            now = time.monotonic()
+            if ended_at is not None and now > ended_at + exit_grace_s:
+                return {"returncode": None, "note": f"the iperf3 server's test ended but the server did not exit "
+                                                    f"within {exit_grace_s:g} s; stopped (esnet/iperf#1735)"}
+            if ended_at is None and now > deadline:
+                if "Accepted connection" in text:
+                    return {"error": f"the iperf3 server's test did not end within {timeout_s:.0f} s"}
+                return {"error": f"the iperf3 server saw no test within {timeout_s:.0f} s"}
+            if eof or not sel.select(timeout=0.2):
+                time.sleep(0.05 if eof else 0)
+                continue
+            chunk = os.read(fd, 65536)
+            eof = not chunk
+            text += chunk.decode(errors="replace")
+            if ended_at is None and re.search(r"receiver\s*$", text, re.MULTILINE):
+                ended_at = time.monotonic()
+    return {"returncode": proc.returncode}
 
 
 def iperf3_client_task(recipe: tuple[str, dict[str, Any]], dc: str, address: str, streams: int,
@@ -157,7 +201,13 @@ def measure_baseline(place: Any, peers: dict[str, str], streams: tuple[int, ...]
             server = place.submit(firsts[b], iperf3_server_task, place.recipe, b)
             client = place.submit(firsts[a], iperf3_client_task, place.recipe, a, peers[b], n, seconds).result()
             served = server.result()
-            result = client if "error" in client or "error" not in served else served
+            if "error" in client:
+                result = client
+            elif "error" in served or "note" in served:
+                # the client's JSON holds the receiver's sums: the figure was measured
+                result = {**client, "server": served.get("error") or served["note"]}
+            else:
+                result = client
             out["iperf3"].append({"from": a, "to": b, "streams": n, "address": peers[b], **result})
     return out
 
@@ -236,7 +286,8 @@ def baseline_table(baseline: dict[str, Any] | None) -> pd.DataFrame:
         s = parse_iperf3(r["text"], "iperf3").tables["summary"].iloc[0]
         rows.append({"measure": measure, "between": between, "value": float(s["received_bits_per_second"]) / 1e6,
                      "unit": "Mbit/s", "how": f"iperf3 -P {r['streams']} -t {float(s['duration_s']):g}, "
-                                              f"received at {r['address']}"})
+                                              f"received at {r['address']}"
+                                              + (f" (server: {r['server']})" if r.get("server") else "")})
     if baseline is None:
         rows.append({"measure": "ping RTT, iperf3", "between": "", "value": math.nan, "unit": "",
                      "how": f"{NOT_MEASURED}: no baseline in the study's record"})
