@@ -115,6 +115,26 @@ def test_embedded_nodes_compile_hot_code_early_and_the_users_jvm_options_come_la
     assert cmd.index("-XX:CompileThresholdScaling=0.1") > cmd.index("-XX:+UseG1GC")
 
 
+def test_jvm_options_from_the_environment_come_after_cassperfs_and_before_the_users(tmp_path, monkeypatch):
+    """CASSPERF_NODE_JVM_OPTIONS (make test: C1 only) lands between cassperf's options and a
+    cluster's jvm_options, split as a shell would, and the study record's line names it."""
+    from cassperf.cluster.nodeconf import env_jvm_note
+
+    access = ensure_access(tmp_path / "c")
+    spec = parse_topology("dc1:1").nodes("127.0.4.1")[0]
+    monkeypatch.setenv("CASSPERF_NODE_JVM_OPTIONS", "-XX:TieredStopAtLevel=1  -Dx='a b'")
+    cmd = server_command(Path("/usr/bin/java"), "a.jar", Path("jamm.jar"), None, spec,
+                         NodeLayout(tmp_path / "c" / "n1"), NodePorts(), JvmSettings(512, ["-XX:TieredStopAtLevel=4"]),
+                         access)
+    assert [a for a in cmd if a.startswith("-XX:TieredStopAtLevel=") or a.startswith("-Dx=")] == [
+        "-XX:TieredStopAtLevel=1", "-Dx=a b", "-XX:TieredStopAtLevel=4"]
+    assert cmd.index("-XX:TieredStopAtLevel=1") > cmd.index("-XX:CompileThresholdScaling=0.1")
+    assert env_jvm_note() == ("the embedded nodes ran with CASSPERF_NODE_JVM_OPTIONS=-XX:TieredStopAtLevel=1 "
+                              "-Dx=a b from the environment")
+    monkeypatch.delenv("CASSPERF_NODE_JVM_OPTIONS")
+    assert env_jvm_note() is None
+
+
 def test_a_cluster_folder_with_a_comma_cannot_carry_the_agent_option(tmp_path):
     access = ensure_access(tmp_path / "a,b")
     spec = parse_topology("dc1:1").nodes("127.0.4.1")[0]

@@ -198,7 +198,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                                  ("status", _status, "which nodes are up (exit 3 when any is down); without --name: "
                                   "every known cluster, DC network and loop filesystem, its state and owner"),
                                  ("stop", _stop, "SIGTERM the nodes, SIGKILL after --timeout"),
-                                 ("destroy", _destroy, "stop and remove data, logs, conf and the DC network "
+                                 ("destroy", _destroy, "kill the nodes (no graceful stop) and remove data, logs, conf and "
+                                  "the DC network "
                                   "(namespaces cassperf-NAME-*, delay router), also what a killed run left"),
                                  ("fetch", _fetch, "check Java, resolve the jars into the cache")]:
         p = actions.add_parser(name, help=helptext)

@@ -58,6 +58,7 @@ from cassperf.cluster.nodeconf import (
     NodeLayout,
     NodePorts,
     cassandra_yaml,
+    env_jvm_options,
     server_command,
     write_node_conf,
 )
@@ -407,6 +408,7 @@ class LocalCluster(ClusterHandle):
         (self.root / "cluster.json").write_text(json.dumps({**self._state(), "heap_mb": self.heap_mb,
                                                             "yaml_overrides": self.yaml_overrides,
                                                             "jvm_options": self.jvm_options,
+                                                            "env_jvm_options": env_jvm_options(),
                                                             **self.bounds.describe()}, indent=2))
 
     def bounds_state(self) -> dict[str, Any]:
@@ -489,9 +491,10 @@ class LocalCluster(ClusterHandle):
                              node.layout.stdout_log, node.layout.pid_file)
 
     # -- stop ----------------------------------------------------------------------------------
-    def stop(self, timeout_s: float = 60.0) -> list[str]:
-        """SIGTERM every node of ours, SIGKILL after `timeout_s`. Returns the names of nodes
-        that had to be killed. Never signals a process that is not this cluster's."""
+    def stop(self, timeout_s: float = 60.0, kill: bool = False) -> list[str]:
+        """SIGTERM every node of ours, SIGKILL after `timeout_s` (at once with `kill`: for a
+        cluster whose data goes next). Returns the names of nodes that had to be killed. Never
+        signals a process that is not this cluster's."""
         self.close()
         pids = {}
         stopped = []
@@ -501,7 +504,7 @@ class LocalCluster(ClusterHandle):
                 pids[pid] = n.layout.root
                 stopped.append(n)
         node_cgroups = self._cgroup_folders(pids)
-        killed = process.terminate(pids, timeout_s)
+        killed = process.terminate(pids, 0 if kill else timeout_s)
         self.bounds.release(node_cgroups)
         for n in self.nodes:
             if n.popen is not None:
@@ -529,8 +532,10 @@ class LocalCluster(ClusterHandle):
                 time.sleep(poll_s)
 
     def destroy(self, timeout_s: float = 60.0) -> None:
-        """Stop every node and remove the cluster's working folder (data, logs, conf)."""
-        self.stop(timeout_s)
+        """Kill every node and remove the cluster's working folder (data, logs, conf). No
+        graceful stop: its flushes and its shutdown announcement are for data that is removed
+        next (3 idle nodes took 12.7 s to stop gracefully)."""
+        self.stop(timeout_s, kill=True)
         if self.root.exists():
             shutil.rmtree(self.root)
 

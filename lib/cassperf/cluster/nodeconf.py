@@ -7,6 +7,8 @@ Only the keys that must differ from Cassandra's defaults are written (see
 
 from __future__ import annotations
 
+import os
+import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -235,6 +237,25 @@ def jmx_auth_options(access: ClusterAccess) -> list[str]:
 #: jvm_options come later on the line and win (-XX:CompileThresholdScaling=1.0 undoes it).
 EMBEDDED_JIT = ["-XX:CompileThresholdScaling=0.1"]
 
+#: JVM options from the environment for every embedded node this process starts: after cassperf's
+#: own, before a cluster's jvm_options (which win). make test sets -XX:TieredStopAtLevel=1 (the
+#: tests' short-lived nodes spent much of the two cores on C2 compilations no test measures); a
+#: study's record says when it is set.
+ENV_JVM_OPTIONS = "CASSPERF_NODE_JVM_OPTIONS"
+
+
+def env_jvm_options() -> list[str]:
+    """The options CASSPERF_NODE_JVM_OPTIONS names, split as a shell would ([] when unset)."""
+    return shlex.split(os.environ.get(ENV_JVM_OPTIONS, ""))
+
+
+def env_jvm_note() -> str | None:
+    """The study record's line when CASSPERF_NODE_JVM_OPTIONS is set, else None."""
+    found = env_jvm_options()
+    if not found:
+        return None
+    return f"the embedded nodes ran with {ENV_JVM_OPTIONS}={' '.join(found)} from the environment"
+
 
 def server_command(java: Path, jars_classpath: str, jamm: Path, jolokia: Path | None, node: NodeSpec,
                    layout: NodeLayout, ports: NodePorts, jvm: JvmSettings, access: ClusterAccess) -> list[str]:
@@ -245,7 +266,7 @@ def server_command(java: Path, jars_classpath: str, jamm: Path, jolokia: Path | 
     if jolokia is not None:
         cmd.append(jolokia_agent_option(jolokia, access, node, ports))
     cmd += [f"-Xms{jvm.heap_mb}m", f"-Xmx{jvm.heap_mb}m"]
-    cmd += SERVER_GC + EMBEDDED_JIT + SERVER_JPMS
+    cmd += SERVER_GC + EMBEDDED_JIT + env_jvm_options() + SERVER_JPMS
     cmd += [f"-Xlog:gc*,safepoint:file={layout.gc_log}:time,uptime,level,tags:filecount=10,filesize=20m"]
     cmd += [
         f"-Dcassandra.jmx.local.port={ports.jmx}",

@@ -412,6 +412,7 @@ def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
         record.save()
         return Execution(record, seconds=time.monotonic() - t0)
     from cassperf.cluster.local import LocalCluster
+    from cassperf.cluster.nodeconf import env_jvm_note
     from cassperf.cluster.reaper import reap
 
     for line in reap([cluster.root] if isinstance(cluster, LocalCluster) else [], say=log):
@@ -422,7 +423,8 @@ def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
             (Profiler() if study.profile else nullcontext()) as profiler:
         ex = _Executor(study, contexts, runner, root, record, log, profiler)
         ex.note_clusters()
-        notes = study.setting_notes()
+        env_note = env_jvm_note() if cluster is None or isinstance(cluster, LocalCluster) else None
+        notes = study.setting_notes() + ([env_note] if env_note else [])
         if notes:
             record.data["notes"] = notes
             for line in notes:
