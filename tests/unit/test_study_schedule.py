@@ -8,7 +8,7 @@ import itertools
 import pytest
 
 from cassperf.errors import ConfigError
-from cassperf.experiments.calibrate import find_knee, knee, ladder_done, warm_up, warm_up_done
+from cassperf.experiments.calibrate import StepFailed, find_knee, knee, ladder_done, warm_up, warm_up_done
 from cassperf.experiments.schedule import Slot, block_order, schedule, units
 from cassperf.experiments.study import Arm, Calibrated, StudyParameters
 from cassperf.workload.spec import WorkloadSpec
@@ -101,6 +101,27 @@ def test_the_knee_is_the_smallest_concurrency_at_90_percent_of_the_best():
     assert [c for c, _ in cal.points] == [1, 2, 4, 8, 16, 32]   # 16 and 32 under +10% of 8's stop the ladder
     assert (cal.knee, cal.best_ops_s, cal.below_knee, cal.rate(0.5)) == (8, 1750.0, 4, 875)
     assert Calibrated.from_json(cal.to_json()) == cal
+
+
+def test_a_failed_step_ends_the_ladder_below_it_and_one_at_2_in_flight_fails_the_calibration():
+    # 01's test study on a stalled machine: at 128 in flight 11% of the writes timed out
+    rates = {1: 17.4, 2: 18.7, 4: 56.9, 8: 21.2, 16: 70.0, 32: 129.7, 64: 236.9}
+    lines: list[str] = []
+
+    def measure(c: int) -> float:
+        if c not in rates:
+            raise StepFailed(f"47 of 419 operations failed (11.2%, more than max_error_share=5%); run r{c}")
+        return rates[c]
+
+    cal = find_knee(measure, "write", log=lines.append)
+    assert [c for c, _ in cal.points] == [1, 2, 4, 8, 16, 32, 64] and cal.knee == 32   # 90% of the second best
+    assert lines[-1] == ("calibration write at 128 in flight failed: 47 of 419 operations failed (11.2%, more than "
+                         "max_error_share=5%); run r128")
+    assert cal.note.endswith("; at 128 in flight the step failed (47 of 419 operations failed (11.2%, more than "
+                             "max_error_share=5%); run r128), so the ladder ended below it")
+    rates = {1: 900.0}
+    with pytest.raises(StepFailed, match="run r2"):
+        find_knee(measure, "write")
 
 
 def test_study_parameters_refuse_runs_too_short_for_20_intervals():

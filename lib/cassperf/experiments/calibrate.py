@@ -17,6 +17,9 @@ best step before them, or at ``MAX_CONCURRENCY``. The knee is the smallest concu
 throughput reaches ``KNEE_SHARE`` of the second-best step's (:func:`knee`, :func:`reference`). Studies take their local concurrencies from it
 (closed-loop runs below the knee, at half of it but at least ``MIN_IN_FLIGHT``; thread sweeps around it) and fixed rates as a stated share of
 the best throughput, so that the local runs measure the cluster rather than a queue.
+A step whose operations failed (timeouts past the run's error share: :class:`StepFailed`) is past
+saturation: the ladder ends below it, and the note says so. One that fails at 1 or 2 in flight
+leaves nothing to calibrate on, and the study fails with it.
 """
 
 from __future__ import annotations
@@ -80,13 +83,32 @@ def knee(points: Sequence[tuple[int, float]], share: float = KNEE_SHARE) -> int:
     return min(c for c, rate in points if rate >= share * best)
 
 
+class StepFailed(Exception):
+    """A calibration step whose operations failed (its message says how many); raised by the
+    ladder's ``measure``."""
+
+
+#: a ladder ended by a failed step needs this many good steps below it
+MIN_STEPS_BEFORE_FAILURE = 2
+
+
 def find_knee(measure: Callable[[int], float], op: str, max_concurrency: int = MAX_CONCURRENCY,
               log: Callable[[str], None] = lambda s: None) -> Calibrated:
-    """Run the ladder (``measure(concurrency)`` returns ops/s) and return what it found."""
+    """Run the ladder (``measure(concurrency)`` returns ops/s, or raises StepFailed) and return
+    what it found."""
     points: list[tuple[int, float]] = []
+    failed = ""
     c = 1
     while c <= max_concurrency:
-        points.append((c, float(measure(c))))
+        try:
+            rate = float(measure(c))
+        except StepFailed as exc:
+            if len(points) < MIN_STEPS_BEFORE_FAILURE:
+                raise
+            failed = f"; at {c} in flight the step failed ({exc}), so the ladder ended below it"
+            log(f"calibration {op} at {c} in flight failed: {exc}")
+            break
+        points.append((c, rate))
         log(f"calibration {op} at {c} in flight: {points[-1][1]:,.0f} ops/s")
         if ladder_done(points):
             break
@@ -98,5 +120,6 @@ def find_knee(measure: Callable[[int], float], op: str, max_concurrency: int = M
     found = Calibrated(tuple(points), k, best, op)
     runs = found.below_knee
     where = "below the knee" if runs < k else f"at least {MIN_IN_FLIGHT}, so that a run measures more than one round trip"
-    note = f"{op}: the knee is {k} in flight ({KNEE_SHARE:.0%} of {against}); closed-loop runs at {runs} in flight ({where})"
+    note = (f"{op}: the knee is {k} in flight ({KNEE_SHARE:.0%} of {against}); closed-loop runs at {runs} in flight "
+            f"({where}){failed}")
     return replace(found, note=note)

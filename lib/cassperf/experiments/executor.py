@@ -47,7 +47,7 @@ import pandas as pd
 
 from cassperf import config
 from cassperf.errors import ConfigError
-from cassperf.experiments.calibrate import find_knee, warm_up
+from cassperf.experiments.calibrate import StepFailed, find_knee, warm_up
 from cassperf.experiments.quiet import Quiet, wait_quiet
 from cassperf.experiments.runner import PartialRun
 from cassperf.experiments.schedule import Slot, schedule
@@ -298,17 +298,26 @@ class _Executor:
         spec = self.study.calibration_spec()
         if found is not None or spec is None:
             return found
+        from cassperf.workload.run import RunFailedError
+
         runs: list[str] = []
 
         def at(concurrency: int) -> float:
             step = dataclasses.replace(spec, duration=self.study.calibrate_s, n=None, concurrency=concurrency)
-            ids = self.run_arm(Arm("calibration", {}, spec=step, context=next(iter(self.contexts))),
-                               {"role": "calibration", "name": f"{spec.op} at {concurrency}"}, sample=False,
-                               warmup_s=min(self.study.warmup_s, CALIBRATION_WARMUP_S))
+            try:
+                ids = self.run_arm(Arm("calibration", {}, spec=step, context=next(iter(self.contexts))),
+                                   {"role": "calibration", "name": f"{spec.op} at {concurrency}"}, sample=False,
+                                   warmup_s=min(self.study.warmup_s, CALIBRATION_WARMUP_S))
+            except RunFailedError as exc:     # past saturation: find_knee ends the ladder below it
+                runs.append(exc.run_id)
+                raise StepFailed(f"{exc.reason}; run {exc.run_id}") from exc
             runs.extend(ids)
             return _rate(self.root, ids)
 
-        found = find_knee(at, spec.op, log=self.say)
+        try:
+            found = find_knee(at, spec.op, log=self.say)
+        except StepFailed as exc:             # at 1 or 2 in flight: nothing to calibrate on
+            raise exc.__cause__ or exc from None
         self.record.data["calibration"] = {**found.to_json(), "runs": runs, "step_s": self.study.calibrate_s}
         self.say(found.note)
         self.record.save()
