@@ -302,6 +302,7 @@ def test_without_root_the_pipeline_starts_the_cluster_without_distance_and_the_s
         from cassperf.cluster.local import LocalCluster
         from cassperf.experiments.network import distance
         from cassperf.report.clusters import cluster_need
+        import cassperf.cluster.study  # before the uid drop: a checkout in a 0700 folder is not nobody's to read
         os.setgid(65534); os.setuid(65534)
         need = cluster_need({"cluster_topology": "dc1:2,dc2:2", "inter_dc_rtt_ms": 27.0})
         print(need.name, need.inter_dc_rtt_ms)
