@@ -26,6 +26,8 @@ SERVER_END = """[ ID] Interval           Transfer     Bitrate
 [SUM]   0.00-1.00   sec  3.06 GBytes  26.3 Gbits/sec                  receiver
 """
 
+HANG_NOTE = "the iperf3 server's test ended but the server did not exit within {} s; stopped (esnet/iperf#1735)"
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -48,13 +50,21 @@ def test_a_server_whose_16_stream_test_ends_returns_its_exit_code_and_the_client
     port = _free_port()
     proc = _server(port)
     try:
-        time.sleep(0.3)
-        client = subprocess.run(["iperf3", "-c", "127.0.0.1", "-p", str(port), "-P", "16", "-t", "1", "--json"],
-                                capture_output=True, text=True, timeout=30)
+        deadline = time.monotonic() + 20        # the client retries while the server starts, as the task does
+        while True:
+            client = subprocess.run(["iperf3", "-c", "127.0.0.1", "-p", str(port), "-P", "16", "-t", "1", "--json"],
+                                    capture_output=True, text=True, timeout=30)
+            if client.returncode == 0 or time.monotonic() > deadline:
+                break
+            time.sleep(0.3)
         assert client.returncode == 0, client.stdout[-300:]
-        assert network.watch_iperf3_server(proc, timeout_s=30, exit_grace_s=3) == {"returncode": 0}
+        served = network.watch_iperf3_server(proc, timeout_s=30, exit_grace_s=3)
     finally:
         _stop(proc)
+    # a clean exit, or the hang after the test this watch is for (esnet/iperf#1735), stopped
+    assert served in ({"returncode": 0}, {"returncode": None, "note": HANG_NOTE.format(3)})
+    noted = {} if served == {"returncode": 0} else {"server": HANG_NOTE.format(3)}
+    assert network.iperf3_result({"text": client.stdout}, served) == {"text": client.stdout, **noted}
     baseline = {"iperf3": [{"from": "dc1", "to": "dc2", "streams": 16, "address": "127.0.0.1",
                             "text": client.stdout, "server": "the iperf3 server's test ended but the server did "
                                                               "not exit within 3 s; stopped (esnet/iperf#1735)"}]}
@@ -74,8 +84,7 @@ def test_a_server_that_hangs_after_its_receiver_summary_is_given_the_grace_and_t
         waited = time.monotonic() - started
     finally:
         _stop(proc)
-    assert got == {"returncode": None, "note": "the iperf3 server's test ended but the server did not exit "
-                                               "within 1 s; stopped (esnet/iperf#1735)"}
+    assert got == {"returncode": None, "note": HANG_NOTE.format(1)}
     assert waited < 10, f"waited {waited:.1f} s for a server whose test had ended"
 
 
@@ -86,3 +95,11 @@ def test_a_server_that_sees_no_client_says_so_after_its_timeout() -> None:
     finally:
         _stop(proc)
     assert got == {"error": "the iperf3 server saw no test within 1 s"}
+
+
+def test_the_baseline_row_keeps_a_succeeded_clients_figure_whatever_its_server_did() -> None:
+    client, failed = {"text": "{...}"}, {"error": "iperf3 -c 10.43.2.1 -P 16 exited 1: unable to connect"}
+    assert network.iperf3_result(client, {"returncode": 0}) == client
+    assert network.iperf3_result(client, {"error": "the iperf3 server saw no test within 60 s"}) == {
+        "text": "{...}", "server": "the iperf3 server saw no test within 60 s"}
+    assert network.iperf3_result(failed, {"error": "the iperf3 server saw no test within 60 s"}) == failed

@@ -217,5 +217,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                        help=f"round-trip time between DCs, ms: each DC in a network namespace (root; default: {kept}none)")
         p.add_argument("--tls", action="store_true", default=None,
                        help=f"CQL over TLS only, with a CA and node certificates made for the cluster (default: {kept}off)")
-        p.add_argument("--timeout", type=float, default=60.0, help="seconds before SIGKILL on stop (default: 60)")
+        p.add_argument("--timeout", type=float, default=60.0, help="stop: seconds before SIGKILL (default: 60); destroy kills "
+                                                                        "at once")
         p.set_defaults(func=func)

@@ -497,11 +497,12 @@ class LocalCluster(ClusterHandle):
         signals a process that is not this cluster's."""
         self.close()
         pids = {}
+        names = {}
         stopped = []
         for n in self.nodes:
             pid = n.pid()
             if pid is not None:
-                pids[pid] = n.layout.root
+                pids[pid], names[pid] = n.layout.root, n.name
                 stopped.append(n)
         node_cgroups = self._cgroup_folders(pids)
         killed = process.terminate(pids, 0 if kill else timeout_s)
@@ -516,7 +517,7 @@ class LocalCluster(ClusterHandle):
         self._network_down()
         if not any(n.is_running() for n in self.nodes):
             owners.remove("cluster", self.owner_key)
-        return [n.name for n in self.nodes if process.read_pid(n.layout.pid_file) in killed]
+        return [names[pid] for pid in killed if pid in names]   # read before the pid files went
 
     @staticmethod
     def _wait_ports_free(nodes: list[LocalNode], timeout_s: float, poll_s: float = 0.2) -> None:

@@ -7,6 +7,7 @@ Only the keys that must differ from Cassandra's defaults are written (see
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 from dataclasses import dataclass, field
@@ -246,12 +247,24 @@ ENV_JVM_OPTIONS = "CASSPERF_NODE_JVM_OPTIONS"
 
 def env_jvm_options() -> list[str]:
     """The options CASSPERF_NODE_JVM_OPTIONS names, split as a shell would ([] when unset)."""
-    return shlex.split(os.environ.get(ENV_JVM_OPTIONS, ""))
+    try:
+        return shlex.split(os.environ.get(ENV_JVM_OPTIONS, ""))
+    except ValueError as exc:
+        raise ConfigError(f"{ENV_JVM_OPTIONS}={os.environ[ENV_JVM_OPTIONS]!r}: {exc}; quote as a shell would, "
+                          f"e.g. {ENV_JVM_OPTIONS}='-XX:TieredStopAtLevel=1 -Dname=\"a b\"'") from None
 
 
-def env_jvm_note() -> str | None:
-    """The study record's line when CASSPERF_NODE_JVM_OPTIONS is set, else None."""
-    found = env_jvm_options()
+def env_jvm_note(cluster: Any = None) -> str | None:
+    """The study record's line when the nodes ran with CASSPERF_NODE_JVM_OPTIONS, else None: as a
+    started LocalCluster's cluster.json recorded them, else (a cluster the study starts) as set now."""
+    found = None
+    if cluster is not None:
+        try:
+            found = json.loads((Path(cluster.root) / "cluster.json").read_text()).get("env_jvm_options")
+        except (OSError, ValueError, AttributeError):
+            found = None
+    if found is None:
+        found = env_jvm_options()
     if not found:
         return None
     return f"the embedded nodes ran with {ENV_JVM_OPTIONS}={' '.join(found)} from the environment"

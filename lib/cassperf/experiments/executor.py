@@ -308,8 +308,10 @@ class _Executor:
                 ids = self.run_arm(Arm("calibration", {}, spec=step, context=next(iter(self.contexts))),
                                    {"role": "calibration", "name": f"{spec.op} at {concurrency}"}, sample=False,
                                    warmup_s=min(self.study.warmup_s, CALIBRATION_WARMUP_S))
-            except RunFailedError as exc:     # past saturation: find_knee ends the ladder below it
-                runs.append(exc.run_id)
+            except RunFailedError as exc:
+                if exc.__cause__ is not None:     # a crash (node, tool, driver), not the cluster's answer
+                    raise
+                runs.append(exc.run_id)           # its operations failed: past saturation, find_knee ends below it
                 raise StepFailed(f"{exc.reason}; run {exc.run_id}") from exc
             runs.extend(ids)
             return _rate(self.root, ids)
@@ -317,7 +319,7 @@ class _Executor:
         try:
             found = find_knee(at, spec.op, log=self.say)
         except StepFailed as exc:             # at 1 or 2 in flight: nothing to calibrate on
-            raise exc.__cause__ or exc from None
+            raise exc.__cause__ if exc.__cause__ is not None else exc
         self.record.data["calibration"] = {**found.to_json(), "runs": runs, "step_s": self.study.calibrate_s}
         self.say(found.note)
         self.record.save()
@@ -432,7 +434,7 @@ def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
             (Profiler() if study.profile else nullcontext()) as profiler:
         ex = _Executor(study, contexts, runner, root, record, log, profiler)
         ex.note_clusters()
-        env_note = env_jvm_note() if cluster is None or isinstance(cluster, LocalCluster) else None
+        env_note = env_jvm_note(cluster) if cluster is None or isinstance(cluster, LocalCluster) else None
         notes = study.setting_notes() + ([env_note] if env_note else [])
         if notes:
             record.data["notes"] = notes

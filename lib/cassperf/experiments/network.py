@@ -200,16 +200,19 @@ def measure_baseline(place: Any, peers: dict[str, str], streams: tuple[int, ...]
         for n in streams:
             server = place.submit(firsts[b], iperf3_server_task, place.recipe, b)
             client = place.submit(firsts[a], iperf3_client_task, place.recipe, a, peers[b], n, seconds).result()
-            served = server.result()
-            if "error" in client:
-                result = client
-            elif "error" in served or "note" in served:
-                # the client's JSON holds the receiver's sums: the figure was measured
-                result = {**client, "server": served.get("error") or served["note"]}
-            else:
-                result = client
+            result = iperf3_result(client, server.result())
             out["iperf3"].append({"from": a, "to": b, "streams": n, "address": peers[b], **result})
     return out
+
+
+def iperf3_result(client: dict[str, Any], served: dict[str, Any]) -> dict[str, Any]:
+    """One iperf3 row of the baseline from its client's and its server's task: the client's
+    figure whenever the client succeeded (its JSON holds the receiver's sums), with the server's
+    state when that was not a clean exit; else the client's error."""
+    if "error" in client:
+        return client
+    problem = served.get("error") or served.get("note")
+    return {**client, "server": problem} if problem else client
 
 
 def distance(cluster: Any, requested_rtt_ms: float) -> dict[str, Any]:
