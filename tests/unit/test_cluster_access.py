@@ -118,8 +118,7 @@ def test_embedded_nodes_compile_hot_code_early_and_the_users_jvm_options_come_la
 def test_jvm_options_from_the_environment_come_after_cassperfs_and_before_the_users(tmp_path, monkeypatch):
     """CASSPERF_NODE_JVM_OPTIONS (make test: C1 only) lands between cassperf's options and a
     cluster's jvm_options, split as a shell would, and the study record's line names it."""
-    from types import SimpleNamespace
-
+    from cassperf.cluster.local import LocalCluster
     from cassperf.cluster.nodeconf import env_jvm_note, env_jvm_options
 
     access = ensure_access(tmp_path / "c")
@@ -133,10 +132,10 @@ def test_jvm_options_from_the_environment_come_after_cassperfs_and_before_the_us
     assert cmd.index("-XX:TieredStopAtLevel=1") > cmd.index("-XX:CompileThresholdScaling=0.1")
     assert env_jvm_note() == ("the embedded nodes ran with CASSPERF_NODE_JVM_OPTIONS=-XX:TieredStopAtLevel=1 "
                               "-Dx=a b from the environment")
-    started = tmp_path / "started"              # a cluster started without it: its cluster.json says so
-    started.mkdir()
-    (started / "cluster.json").write_text('{"env_jvm_options": []}')
-    assert env_jvm_note(SimpleNamespace(root=started)) is None
+    started = LocalCluster("started", "dc1:1", root=tmp_path)   # started without it: its cluster.json says so
+    started.root.mkdir()
+    (started.root / "cluster.json").write_text('{"env_jvm_options": []}')
+    assert env_jvm_note(started.recorded_state().get("env_jvm_options")) is None
     monkeypatch.delenv("CASSPERF_NODE_JVM_OPTIONS")
     assert env_jvm_note() is None
     monkeypatch.setenv("CASSPERF_NODE_JVM_OPTIONS", "-Dx='a b")

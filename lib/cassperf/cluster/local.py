@@ -411,14 +411,18 @@ class LocalCluster(ClusterHandle):
                                                             "env_jvm_options": env_jvm_options(),
                                                             **self.bounds.describe()}, indent=2))
 
+    def recorded_state(self) -> dict[str, Any]:
+        """cluster.json as the cluster's starter wrote it ({} when there is none or it does not parse)."""
+        try:
+            return json.loads((self.root / "cluster.json").read_text())
+        except (OSError, ValueError):
+            return {}
+
     def bounds_state(self) -> dict[str, Any]:
         """The nodes' bounds as their starter recorded them (cluster.json: page_cache_mb, read_mb_s,
         read_iops, the line a report states, a problem), else as this handle asks them."""
         if not self.bounds.cgroups and self.bounds.problem is None:
-            try:
-                recorded = json.loads((self.root / "cluster.json").read_text())
-            except (OSError, ValueError):
-                recorded = {}
+            recorded = self.recorded_state()
             if "bounds" in recorded and any(n.is_running() for n in self.nodes):
                 return {k: recorded.get(k) for k in ("page_cache_mb", "read_mb_s", "read_iops", "bounds",
                                                      "bounds_problem", "throttled_disks") if k in recorded}

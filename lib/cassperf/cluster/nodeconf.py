@@ -7,7 +7,6 @@ Only the keys that must differ from Cassandra's defaults are written (see
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 from dataclasses import dataclass, field
@@ -254,17 +253,11 @@ def env_jvm_options() -> list[str]:
                           f"e.g. {ENV_JVM_OPTIONS}='-XX:TieredStopAtLevel=1 -Dname=\"a b\"'") from None
 
 
-def env_jvm_note(cluster: Any = None) -> str | None:
-    """The study record's line when the nodes ran with CASSPERF_NODE_JVM_OPTIONS, else None: as a
-    started LocalCluster's cluster.json recorded them, else (a cluster the study starts) as set now."""
-    found = None
-    if cluster is not None:
-        try:
-            found = json.loads((Path(cluster.root) / "cluster.json").read_text()).get("env_jvm_options")
-        except (OSError, ValueError, AttributeError):
-            found = None
-    if found is None:
-        found = env_jvm_options()
+def env_jvm_note(recorded: list[str] | None = None) -> str | None:
+    """The study record's line when the nodes ran with CASSPERF_NODE_JVM_OPTIONS, else None:
+    `recorded` as a started cluster's cluster.json holds them, else (a cluster the study starts)
+    as set now."""
+    found = env_jvm_options() if recorded is None else recorded
     if not found:
         return None
     return f"the embedded nodes ran with {ENV_JVM_OPTIONS}={' '.join(found)} from the environment"

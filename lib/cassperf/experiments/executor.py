@@ -434,7 +434,10 @@ def execute(study: Study, cluster: Any, *, root: str | Path | None = None,
             (Profiler() if study.profile else nullcontext()) as profiler:
         ex = _Executor(study, contexts, runner, root, record, log, profiler)
         ex.note_clusters()
-        env_note = env_jvm_note(cluster) if cluster is None or isinstance(cluster, LocalCluster) else None
+        if isinstance(cluster, LocalCluster):      # as it was started
+            env_note = env_jvm_note(cluster.recorded_state().get("env_jvm_options"))
+        else:                                      # None: the study starts its own clusters now
+            env_note = env_jvm_note() if cluster is None else None
         notes = study.setting_notes() + ([env_note] if env_note else [])
         if notes:
             record.data["notes"] = notes

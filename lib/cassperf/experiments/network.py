@@ -111,8 +111,10 @@ def watch_iperf3_server(proc: subprocess.Popen, timeout_s: float, exit_grace_s: 
                 if "Accepted connection" in text:
                     return {"error": f"the iperf3 server's test did not end within {timeout_s:.0f} s"}
                 return {"error": f"the iperf3 server saw no test within {timeout_s:.0f} s"}
-            if eof or not sel.select(timeout=0.2):
-                time.sleep(0.05 if eof else 0)
+            if eof:                       # its output closed: the process is on its way out
+                time.sleep(0.05)
+                continue
+            if not sel.select(timeout=0.2):
                 continue
             chunk = os.read(fd, 65536)
             eof = not chunk
