@@ -76,10 +76,11 @@ CHUNK = 250      # studies simulated at once: their per-interval histograms are 
 
 
 def _set(arms: Sequence[SimArm], repeats: int, noise: Noise, seed: int, studies: int, histograms: bool,
-         metrics: Sequence[str], keep_hist: bool = False, pool: bool = False) \
+         metrics: Sequence[str], keep_hist: bool = False, pool: bool = False, firsts_too: bool = False) \
         -> tuple[list[tuple[OpSamples, OpSamples]], pd.DataFrame, dict[str, list[ArmComparison]]]:
-    """(block 1's steady-window samples of arms a and b per study, the run figures of every study,
-    the comparisons per metric), simulated CHUNK studies at a time (chunk c seeded seed x 1000 + c)."""
+    """(block 1's steady-window samples of arms a and b per study when `firsts_too` (the within-run
+    method's input; else none), the run figures of every study, the comparisons per metric),
+    simulated CHUNK studies at a time (chunk c seeded seed x 1000 + c)."""
     firsts: list[tuple[OpSamples, OpSamples]] = []
     frames = []
     for lo in range(0, studies, CHUNK):
@@ -89,7 +90,7 @@ def _set(arms: Sequence[SimArm], repeats: int, noise: Noise, seed: int, studies:
         frame = sim_figures([r for s in sims for r in s])
         frame = frame.assign(study=(frame["study"].astype(int) + lo).astype(str))
         frames.append(frame.assign(**{POOL: "all"}) if pool else frame)
-        for study in sims:
+        for study in sims if firsts_too else ():
             first = {r.labels["arm"]: r.samples for r in study if r.labels["block"] == "1"}
             firsts.append((_steady(first["a"], keep_hist), _steady(first["b"], keep_hist)))
     frame = pd.concat(frames, ignore_index=True)
@@ -178,12 +179,12 @@ def method_rates(repeats: int = 3, studies: int = 2000, noise: Noise = Noise(), 
     """The figures of the module docstring (seeded: the same arguments give the same figures)."""
     same = [SimArm("a"), SimArm("b")]
     firsts, frame, aa = _set(same, repeats, noise, seed, studies, True,
-                             ("rate_ops_s", "latency_mean_ms", "latency_p99_ms"), keep_hist=old_p99)
+                             ("rate_ops_s", "latency_mean_ms", "latency_p99_ms"), keep_hist=old_p99, firsts_too=True)
     mde_rate = np.array([c.mde_pct for c in aa["rate_ops_s"]])
     mde_p99 = np.array([c.mde_pct for c in aa["latency_p99_ms"]])
     faster = SimArm("b", rate=1 + np.nan_to_num(mde_rate) / 100)
     fast, fast_frame, power_rate = _set([SimArm("a"), faster], repeats, noise, seed + 1, studies, False,
-                                        ("rate_ops_s",))
+                                        ("rate_ops_s",), firsts_too=True)
     _, _, power_p99 = _set([SimArm("a"), SimArm("b", latency=1 + np.nan_to_num(mde_p99) / 100)], repeats, noise,
                            seed + 2, studies, True, ("latency_p99_ms",))
     _, _, tost = _set([SimArm("a"), SimArm("b", rate=1 + margin_pct / 100)], repeats, noise, seed + 3, studies,
