@@ -95,7 +95,7 @@ def stop_and_check_gone(cluster: Any, root: Path) -> None:
     left (nodes still there are killed, then the check fails)."""
     from cassperf.cluster import netns
 
-    cluster.stop(timeout_s=30)
+    cluster.stop(kill=True)                   # a test's nodes: no graceful stop (13-15 s of teardown each)
     left = cassperf_processes(root)
     for proc in left:
         proc.kill()

@@ -39,7 +39,7 @@ _CLUSTER = (f"LocalCluster({NAME!r}, 'dc1:3', heap_mb=512, first_address={JMX_BA
             f"tls=True, jolokia=False, start_timeout_s=240)")
 _START = ("from cassperf.cluster.local import LocalCluster\n"
           f"c = {_CLUSTER}\nc.start()\nc.keep('the remote-site test fixture')\nprint(c.root)\n")
-_STOP = f"from cassperf.cluster.local import LocalCluster\n{_CLUSTER}.stop(timeout_s=30)\n"
+_STOP = f"from cassperf.cluster.local import LocalCluster\n{_CLUSTER}.stop(kill=True)\n"
 
 
 def ip(*args: str, check: bool = True) -> subprocess.CompletedProcess[str]:

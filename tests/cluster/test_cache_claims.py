@@ -40,7 +40,7 @@ def cache_claim(make_cluster, tmp_path: Path, name: str, address: str, bound_mb:
     try:
         execute(study, cluster, root=tmp_path / "runs")
     finally:
-        cluster.stop(timeout_s=30)
+        cluster.stop(kill=True)
     outcome = load_outcome(study, tmp_path / "runs")
     claims = outcome.study.analysis().conclude(outcome).claims.set_index("claim")
     return claims.loc[CLAIM].to_dict()

@@ -54,7 +54,7 @@ def node(tmp_path_factory):
         yield cluster, made
     finally:
         cluster.close()
-        cluster.stop(timeout_s=30)
+        cluster.stop(kill=True)
 
 
 def test_the_node_runs_in_its_container_on_the_root_filesystems_jre(node):

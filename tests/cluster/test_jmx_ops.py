@@ -50,7 +50,6 @@ def cluster(tmp_path_factory):
             s.execute(f"INSERT INTO {KS}.t (k, v) VALUES (%s, %s)", (k, "x" * 100))
         yield c
     finally:
-        c.stop(timeout_s=30)
         c.destroy()
 
 

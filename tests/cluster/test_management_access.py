@@ -50,7 +50,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LocalCluster]:
         yield c
     finally:
         try:
-            c.stop(timeout_s=30)
+            c.stop(kill=True)
         finally:
             for proc in cassperf_processes(root):   # only this module's node, found by its marker
                 proc.kill()

@@ -30,7 +30,7 @@ def node(tmp_path_factory):
         yield cluster
     finally:
         cluster.close()
-        cluster.stop(timeout_s=30)
+        cluster.stop(kill=True)
         for proc in cassperf_processes(root):
             proc.kill()
 

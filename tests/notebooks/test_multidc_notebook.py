@@ -65,7 +65,7 @@ def two_dc_data(study_data: Path) -> Iterator[Path]:
         cluster = LocalCluster(cluster_name_for(WHERE["cluster_name"], TOPOLOGY, RTT_MS), TOPOLOGY,
                                first_address=WHERE["first_address"], root=study_data / "clusters",
                                inter_dc_rtt_ms=RTT_MS)
-        cluster.stop(timeout_s=30)
+        cluster.stop(kill=True)
         netid = netns.network_id(cluster.name, cluster.root)
         assert (netns.leftover_namespaces(netid), netns.router_pids(netid)) == ([], [])
         assert _ours(study_data) == [], "processes left behind"

@@ -38,7 +38,7 @@ def test_overview_of_a_named_cluster_runs_without_nodetool(tmp_path, monkeypatch
                                    cwd=str(config.notebooks_dir()), progress_bar=False, kernel_name="python3")
     finally:
         node.close()
-        node.stop(timeout_s=30)
+        node.stop(kill=True)
         for proc in cassperf_processes(root):
             proc.kill()
     nb = nbformat.read(out, as_version=4)
