@@ -96,8 +96,9 @@ ENVIRONMENT: dict[str, str] = {
     "CASSPERF_SSL_VERIFY": "0: do not verify the server's certificate (default 1: verify)",
     "CASSPERF_SSH_CONFIG": "an ssh_config file for the client hosts of a multi-DC study",
     "CASSPERF_NODE_JVM_OPTIONS": "JVM options for every embedded node this process starts, after cassperf's and "
-                                 "before a cluster's jvm_options (the tests set -XX:TieredStopAtLevel=1); a study "
-                                 "record says when it is set",
+                                 "before a cluster's jvm_options (the tests set -XX:TieredStopAtLevel=1 and "
+                                 "-Dcassandra.memtable_row_overhead_computation_step=100); a study record says when "
+                                 "it is set",
     "CASSPERF_EVENT_LOOP": "the engine workers' event loop: uvloop (default) or asyncio",
     "CASSPERF_FIXTURES": "a folder of real tool output the log explorer imports when given no logs (default: the "
                          "repository's tests/fixtures/public; the tests do not read it)",

@@ -34,7 +34,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
@@ -130,6 +130,17 @@ class LocalNode:
                 out.append(f"--- last {len(t)} lines of {path}:")
                 out += t
         return "\n".join(out)
+
+
+
+def start_waves(nodes: Sequence[LocalNode]) -> list[list[LocalNode]]:
+    """The nodes to start, in the groups that start together: first every DC's seed (a seed
+    starts without the others, and a DC's first node allocates its tokens from its own DC's ring,
+    which is empty), then each other node alone, in topology order (a node that joins allocates
+    its tokens from the ring it sees, allocate_tokens_for_local_replication_factor: it waits
+    for the node before it to be up). One DC: one node at a time, as before."""
+    seeds = [n for n in nodes if n.spec.seed]
+    return ([seeds] if seeds else []) + [[n] for n in nodes if not n.spec.seed]
 
 
 class LocalCluster(ClusterHandle):
@@ -353,8 +364,9 @@ class LocalCluster(ClusterHandle):
         return self._jars
 
     def start(self, timeout_s: float | None = None) -> "LocalCluster":
-        """Start every node that is not running, one after another, each until CQL-ready.
-        Nodes already running (same cluster, same topology) are reused. Chainable.
+        """Start every node that is not running until it is CQL-ready: every DC's seed at once,
+        then the others one after another (start_waves). Nodes already running (same cluster,
+        same topology) are reused. Chainable.
         With inter_dc_rtt_ms: the DC network first; a start that fails or is interrupted
         stops the nodes it started and removes the network."""
         if self.network is not None:
@@ -384,20 +396,31 @@ class LocalCluster(ClusterHandle):
         classpath = jars.classpath()
         jvm = JvmSettings(self.heap_mb, self.jvm_options, classpath=[auth_classes],
                           cluster=role_manager.jvm_options(access.cql_credentials_file, len(self.nodes)))
-        for node in to_start:
-            security = {**role_manager.auth_yaml(),
-                        **(encryption_yaml(tls, node.name, internode=self.network is not None) if tls else {})}
-            yaml_conf = cassandra_yaml(self.name, node.spec, seeds, node.layout, node.ports, self.yaml_overrides,
-                                       security=security)
-            write_node_conf(node.layout, yaml_conf, node.spec)
-            self.bounds.prepare({node.name: _storage_folders(yaml_conf)})
-            self._claim()                          # its cgroups are in the owner record before it starts
-            node_jvm = dataclasses.replace(jvm, cluster=[*jvm.cluster, *self.bounds.jvm_options()])
-            cmd = server_command(java.executable, classpath, jars.jamm, jolokia, node.spec, node.layout, node.ports,
-                                 node_jvm, access)
-            self._start_node(node, cmd, timeout_s or self.start_timeout_s)
-            self.bounds.govern(node.name)
-            self._claim()
+        for wave in start_waves(to_start):
+            launched: list[tuple[LocalNode, tuple[int, float]]] = []
+            try:
+                for node in wave:
+                    security = {**role_manager.auth_yaml(),
+                                **(encryption_yaml(tls, node.name, internode=self.network is not None) if tls else {})}
+                    yaml_conf = cassandra_yaml(self.name, node.spec, seeds, node.layout, node.ports,
+                                               self.yaml_overrides, security=security)
+                    write_node_conf(node.layout, yaml_conf, node.spec)
+                    self.bounds.prepare({node.name: _storage_folders(yaml_conf)})
+                    self._claim()                  # its cgroups are in the owner record before it starts
+                    node_jvm = dataclasses.replace(jvm, cluster=[*jvm.cluster, *self.bounds.jvm_options()])
+                    cmd = server_command(java.executable, classpath, jars.jamm, jolokia, node.spec, node.layout,
+                                         node.ports, node_jvm, access)
+                    launched.append((node, self._launch_node(node, cmd)))
+                for node, (log_offset, at) in launched:
+                    self._await_node(node, log_offset, at, timeout_s or self.start_timeout_s)
+            except BaseException:
+                # a node of a wave that fails leaves none of its wave running (they started as one)
+                process.terminate({n.popen.pid: n.layout.root for n, _ in launched
+                                   if n.popen is not None and n.popen.poll() is None}, timeout_s=10)
+                raise
+            for node, _ in launched:
+                self.bounds.govern(node.name)
+                self._claim()
         if self.bounds.asked:
             self._write_cluster_json()             # with what the bounds came to
         if len(self.nodes) > 1:
@@ -470,15 +493,22 @@ class LocalCluster(ClusterHandle):
             finally:
                 driver.shutdown()
 
-    def _start_node(self, node: LocalNode, cmd: list[str], timeout_s: float) -> None:
+    def _launch_node(self, node: LocalNode, cmd: list[str]) -> tuple[int, float]:
+        """Start the node's process: (the size of its system.log before, where this start's lines
+        begin; the monotonic time it was started)."""
         log = node.layout.system_log
         offset = log.stat().st_size if log.exists() else 0
         node.popen = self._spawn(node, cmd)
-        started = time.monotonic()
+        return offset, time.monotonic()
+
+    def _await_node(self, node: LocalNode, log_offset: int, started: float, timeout_s: float) -> None:
+        """Wait until the launched node serves CQL; ClusterError (the node stopped) when it dies or
+        is not ready `timeout_s` after this call."""
+        log = node.layout.system_log
         alive = lambda: node.popen.poll() is None  # noqa: E731
         try:
             # the log mark is written just before the CQL port is bound: wait for both
-            ready = process.wait_for_log(log, offset, READY_MARK, alive, timeout_s) and \
+            ready = process.wait_for_log(log, log_offset, READY_MARK, alive, timeout_s) and \
                 self._wait_for_port(node, alive, 30)
         except TimeoutError:
             process.terminate({node.popen.pid: node.layout.root}, timeout_s=10)
