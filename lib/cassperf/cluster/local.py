@@ -132,7 +132,6 @@ class LocalNode:
         return "\n".join(out)
 
 
-
 def start_waves(nodes: Sequence[LocalNode]) -> list[list[LocalNode]]:
     """The nodes to start, in the groups that start together: first every DC's seed (a seed
     starts without the others, and a DC's first node allocates its tokens from its own DC's ring,

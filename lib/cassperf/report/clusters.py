@@ -25,7 +25,6 @@ clusters it started, which would otherwise share the CPU and the addresses with 
 
 from __future__ import annotations
 
-import json
 
 import time
 from collections.abc import Callable, Iterable
@@ -109,21 +108,17 @@ class Provision:
     stopped: tuple[str, ...]
 
 
-def _running_heap_mb(cluster: Any) -> int | None:
-    """The heap per node (MB) the running cluster was started with (its cluster.json), if known."""
+def _running_heap_mb(recorded: dict[str, Any]) -> int | None:
+    """The heap per node (MB) a running cluster was started with (its recorded state), if known."""
     try:
-        return int(json.loads((cluster.root / "cluster.json").read_text())["heap_mb"])
-    except (OSError, ValueError, KeyError, TypeError):
+        return int(recorded["heap_mb"])
+    except (ValueError, KeyError, TypeError):
         return None
 
 
-def _running_bounds(cluster: Any) -> dict[str, Any]:
-    """The page-cache bound and read throttle the running cluster was started with (cluster.json;
-    None each where it has none)."""
-    try:
-        recorded = json.loads((cluster.root / "cluster.json").read_text())
-    except (OSError, ValueError):
-        recorded = {}
+def _running_bounds(recorded: dict[str, Any]) -> dict[str, Any]:
+    """The page-cache bound and read throttle a running cluster was started with (its recorded
+    state; None each where it has none)."""
     return {k: recorded.get(k) for k in ("page_cache_mb", "read_mb_s", "read_iops")}
 
 
@@ -170,8 +165,9 @@ class PipelineClusters:
         cluster = self._cluster(need)
         stopped = []
         if all(s.up for s in cluster.status()):
-            running_heap = _running_heap_mb(cluster)
-            running_bounds = _running_bounds(cluster)
+            recorded = cluster.recorded_state()          # its cluster.json, read once
+            running_heap = _running_heap_mb(recorded)
+            running_bounds = _running_bounds(recorded)
             if running_bounds != need.bounds:
                 if need.name in self.started:     # ours: started again with the bounds asked
                     self.started.pop(need.name).stop()
