@@ -200,9 +200,11 @@ _CHARTS = """id => [...document.getElementById(id)
              Math.round(o.getBoundingClientRect().width)])"""
 
 
-def _open_and_run_all(page, lab: Lab, name: str, screenshot: Path) -> list[list[int]]:  # noqa: ANN001 - Page
+def _open_and_run_all(page, lab: Lab, name: str,  # noqa: ANN001 - Page
+                      screenshot: Path) -> tuple[list[list[int]], list[str]]:
     """Double-click `name` in the file browser, wait for its kernel, Run > Run All Cells, wait
-    for the kernel to go idle, save (Ctrl+S), screenshot the first chart; returns _CHARTS."""
+    for the kernel to go idle, save (Ctrl+S), screenshot the first chart; returns _CHARTS and the
+    errors in the saved notebook."""
     page.locator(".jp-DirListing-item", has_text=name).dblclick()
     tab = page.locator(".lm-DockPanel-tabBar .lm-TabBar-tab", has_text=name)
     tab.wait_for()
@@ -215,14 +217,13 @@ def _open_and_run_all(page, lab: Lab, name: str, screenshot: Path) -> list[list[
     _wait(f"{name}: kernel idle after Run All", lambda: _kernel_state(lab, name) == "idle", 60)
     page.keyboard.press("Control+s")
     saved = lab.notebooks / name
-    _wait(f"{name}: saved with every cell run",
-          lambda: all(c.get("execution_count") for c in nbformat.read(saved, as_version=4).cells
-                      if c.cell_type == "code") or _errors(saved), 60)
+    found = []
+    _wait(f"{name}: saved with every cell run", lambda: found.append(_saved_after_run(saved)) or found[-1], 60)
     charts = page.evaluate(_CHARTS, panel)
     if charts:
         page.locator(f"#{panel} .jp-OutputArea-output svg.main-svg").first.scroll_into_view_if_needed()
     page.screenshot(path=str(screenshot))
-    return charts
+    return charts, _errors(found[-1])
 
 
 def _kernel_started(page, lab: Lab, name: str) -> None:  # noqa: ANN001 - Page
@@ -239,8 +240,19 @@ def _kernel_started(page, lab: Lab, name: str) -> None:  # noqa: ANN001 - Page
     _wait(f"{name}: kernel started and idle", idle, 120)
 
 
-def _errors(path: Path) -> list[str]:
-    nb = nbformat.read(path, as_version=4)
+def _saved_after_run(path: Path) -> nbformat.NotebookNode | None:
+    """The notebook on disk once every code cell in it has run or one shows an error, else None.
+    Jupyter Server saves in place (its atomic_writing keeps a backup copy, then rewrites the file),
+    so a read during a save can find it empty or cut short: that is "not saved yet", not a failure."""
+    try:
+        nb = nbformat.read(path, as_version=4)
+    except (nbformat.reader.NotJSONError, json.JSONDecodeError):
+        return None
+    done = all(c.get("execution_count") for c in nb.cells if c.cell_type == "code") or _errors(nb)
+    return nb if done else None
+
+
+def _errors(nb: nbformat.NotebookNode) -> list[str]:
     return [f"{o.get('ename')}: {o.get('evalue')}" for c in nb.cells for o in c.get("outputs", [])
             if o.get("output_type") == "error"]
 
@@ -273,11 +285,11 @@ def test_lab_runs_the_log_explorer_and_a_study_and_draws_their_charts_in_chromiu
                 shot.unlink(missing_ok=True)
                 failed.unlink(missing_ok=True)
                 try:
-                    charts[name] = _open_and_run_all(page, lab, name, shot)
+                    charts[name], errors = _open_and_run_all(page, lab, name, shot)
                 except Exception:
                     page.screenshot(path=str(failed))
                     raise
-                assert not _errors(lab.notebooks / name), _errors(lab.notebooks / name)
+                assert not errors, errors
                 assert charts[name], f"{name}: no plotly output in the page"
                 for layers, traces, width in charts[name]:
                     assert layers >= 1 and traces >= 1 and width > 300, (name, charts[name])
