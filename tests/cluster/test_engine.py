@@ -301,6 +301,34 @@ def test_errors_are_counted_by_kind(node, tmp_path, backend):
     assert any("Unavailable" in w for w in run.warnings), run.warnings
 
 
+def test_a_preparation_load_sends_a_failed_write_again_and_fails_unless_every_write_succeeded(node, tmp_path):
+    """A load (LocalRunner.run with load=True) retries each failed write LOAD_RETRIES times and
+    may lose none: at RF 3 on one node at QUORUM every send is Unavailable, so each of the 100
+    writes is sent 10 times, and the load is a failed run naming them; the same load at ONE
+    writes every key without a retry."""
+    from cassperf.experiments.runner import LOAD_RETRIES, LocalRunner
+    from cassperf.experiments.study import Arm
+    from cassperf.results.store import load_run
+    from cassperf.workload.run import RunFailedError
+
+    assert LOAD_RETRIES == 9
+    lost = Arm("load unavailable", {}, spec=spec(op="write", n=100, keyspace="load_unavail", replication=3,
+                                                 cl="QUORUM"))
+    with pytest.raises(RunFailedError) as failed:
+        LocalRunner().run(lost, node, {"role": "load"}, root=tmp_path, warmup_s=0.0, sample=False, load=True)
+    assert failed.value.reason == "no operation succeeded (100 failed)"
+    run = load_run(failed.value.run_id, root=tmp_path)
+    assert (run.manifest["engine"]["retries"], run.manifest["engine"]["retried_ops"]) == (9, 900)
+    assert int(run.summary["errors_unavailable"].sum()) == 100
+    assert "900 sends failed and were sent again (up to 9 times per op); 100 op(s) failed every time" in run.warnings
+    whole = Arm("load one", {}, spec=spec(op="write", n=100, keyspace="load_one", cl="ONE"))
+    [ok] = LocalRunner().run(whole, node, {"role": "load"}, root=tmp_path, warmup_s=0.0, sample=False, load=True)
+    run = load_run(ok, root=tmp_path)
+    assert run.summary["count"].tolist() == [100] and run.summary["errors"].tolist() == [0]
+    assert (run.manifest["engine"]["retries"], run.manifest["engine"]["retried_ops"]) == (9, 0)
+    assert not [w for w in run.warnings if "sent again" in w]
+
+
 ENGINE_SCRIPT = """
 import faulthandler
 import signal

@@ -68,17 +68,18 @@ class PlacedRunner:
         return jobs
 
     def run(self, arm: Arm, cluster: Any, labels: Mapping[str, str], *, root: Path, warmup_s: float,
-            sample: bool = True, sampler: Mapping[str, Any] | None = None, profile: Any = None) -> list[str]:
+            sample: bool = True, sampler: Mapping[str, Any] | None = None, profile: Any = None,
+            load: bool = False) -> list[str]:
         """Run ids of the arm's stored runs; RunFailedError (one spec) or PartialRun (clients)
         when not every run finished. ``profile`` (a Profiler) profiles an arm with one spec; the
         runs of an arm with clients per DC are not profiled (they are written on the clients'
-        hosts)."""
+        hosts). ``load``: a preparation load, one spec (LocalRunner.run)."""
         if arm.spec is not None:
             place = cluster.in_dc(arm.spec.local_dc) if getattr(cluster, "network", None) is not None \
                 and arm.spec.local_dc else nullcontext()
             with place:
                 return LocalRunner().run(arm, cluster, labels, root=root, warmup_s=warmup_s, sample=sample,
-                                         sampler=sampler, profile=profile)
+                                         sampler=sampler, profile=profile, load=load)
         if cluster is not self.place.cluster:
             raise ConfigError(f"arm {arm.name!r} runs on context {arm.context!r}, not the cluster its clients are "
                               f"placed on")

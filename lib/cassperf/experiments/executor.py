@@ -197,10 +197,13 @@ class _Executor:
         self._log(line)
 
     def run_arm(self, arm: Arm, labels: Mapping[str, str], sample: bool = True,
-                warmup_s: float | None = None, profile: bool = False) -> list[str]:
+                warmup_s: float | None = None, profile: bool = False, load: bool = False) -> list[str]:
         """``arm`` once; ``warmup_s`` of unrecorded load first (default: the study's); ``profile``:
-        with the nodes' CPU profiles when the study takes them (measured runs)."""
+        with the nodes' CPU profiles when the study takes them (measured runs); ``load``: a
+        preparation load (its failed writes retried, none may be lost: LocalRunner.run)."""
         profiled = {"profile": self.profiler} if profile and self.profiler is not None else {}
+        if load:
+            profiled["load"] = True
         return self.runner.run(arm, self.contexts[arm.context], {**self.base, **labels}, root=self.root,
                                warmup_s=self.study.warmup_s if warmup_s is None else warmup_s, sample=sample,
                                sampler=self.study.SAMPLER, **profiled)
@@ -240,7 +243,7 @@ class _Executor:
                 continue
             t = time.monotonic()
             arm = Arm(f"load {prep.name}", {}, spec=prep.spec, tool=prep.tool, context=prep.context)
-            ids = self.run_arm(arm, {"role": "load", "name": prep.name}, sample=False)
+            ids = self.run_arm(arm, {"role": "load", "name": prep.name}, sample=False, load=True)
             self.say(f"load {prep.name}: {time.monotonic() - t:.0f} s (run {', '.join(ids)})")
         self.record.save()
 

@@ -18,6 +18,9 @@ from cassperf.workload.spec import WorkloadSpec
 
 #: sampler interval of measured runs, s
 SAMPLE_INTERVAL_S = 2.0
+#: times a preparation load's failed write is sent again (cassandra-stress's own default, -errors
+#: retries=9): its writes are idempotent, and every key it writes is one the study then reads
+LOAD_RETRIES = 9
 
 
 def spec_key(spec: WorkloadSpec, tool: str) -> str:
@@ -39,9 +42,13 @@ class LocalRunner:
     """Runs an arm's one spec in this process through the one entry point, run_spec."""
 
     def run(self, arm: Any, cluster: Any, labels: Mapping[str, str], *, root: Path, warmup_s: float,
-            sample: bool = True, sampler: Mapping[str, Any] | None = None, profile: Any = None) -> list[str]:
+            sample: bool = True, sampler: Mapping[str, Any] | None = None, profile: Any = None,
+            load: bool = False) -> list[str]:
         """Run ids of the stored run(s); RunFailedError (stored, marked failed) when it failed.
-        ``profile``: the study's Profiler for a measured run (run_spec's ``profile``), else None."""
+        ``profile``: the study's Profiler for a measured run (run_spec's ``profile``), else None.
+        ``load``: a preparation load: each failed write is sent again up to LOAD_RETRIES times, and
+        the run fails unless every write succeeded (max_error_share 0): a load that lost keys
+        would leave the study reading rows that are not there."""
         from cassperf.workload.run import run_spec
 
         if arm.spec is None:
@@ -51,5 +58,6 @@ class LocalRunner:
         run = run_spec(arm.spec, cluster, tool=arm.tool, labels={**labels, "tool": arm.tool,
                                                                  "spec_key": spec_key(arm.spec, arm.tool)},
                        sampler=options, during=None if during is None else (lambda writer: during(writer, cluster)),
-                       root=root, progress=False, warmup_s=warmup_s, profile=profile)
+                       root=root, progress=False, warmup_s=warmup_s, profile=profile,
+                       **({"retries": LOAD_RETRIES, "max_error_share": 0.0} if load else {}))
         return [run.run_id]

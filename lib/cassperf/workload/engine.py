@@ -66,6 +66,7 @@ from typing import Any
 import numpy as np
 
 import cassperf
+from cassperf.constraints import Whole, check
 from cassperf.errors import CassperfError, ConfigError
 from cassperf.parsers.hdr_log import write_hdr_log
 from cassperf.results import hdr
@@ -389,7 +390,7 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
                  schema: bool = True, warmup_s: float = 2.0, rng_seed: int = 0,
                  sampler: Mapping[str, Any] | None = None,
                  during: Callable[[RunWriter], Any] | None = None, stress_values: bool = False,
-                 ready: Callable[[], Any] | None = None, profile: Any = None) -> Run:
+                 ready: Callable[[], Any] | None = None, profile: Any = None, retries: int = 0) -> Run:
     """Run ``spec`` against ``cluster`` (a ClusterHandle) and return the stored Run.
 
     sampler: ClusterSampler keyword arguments (``tables``, ``interval_s``, ``jmx``, ``host``...)
@@ -416,7 +417,11 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
     of the warm-up to the load's end, into raw/profiles/<node>.jfr, its samples on the run's time
     axis (manifest ``profile``; where it cannot, one warning line says why and the run goes on).
     None: no profile.
+    retries: times a failed op is sent again before it counts as an error (0: never; a
+    preparation load's idempotent writes, see worker module doc); the manifest's engine
+    ``retries`` and ``retried_ops``, and a warning when any op was retried.
     """
+    check("retries", retries, Whole(0))
     target = Target.of(cluster, spec.local_dc)
     backend_name = resolve(backend)
     backend_cls = load(backend_name)
@@ -433,7 +438,7 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
         create_schema(spec, cluster)
     engine_info = {"backend": backend_name, "backend_version": backend_version, "processes": nproc,
                    "values": "cassandra-stress" if stress_values else "pool",
-                   "concurrency_per_process": conc, "warmup_s": warm, "rng_seed": rng_seed}
+                   "concurrency_per_process": conc, "warmup_s": warm, "rng_seed": rng_seed, "retries": retries}
     manifest = build_manifest(run_id=run_id, tool=TOOL, tool_version=f"{cassperf.__version__} ({backend_version})",
                               command=_command(spec), parameters=dataclasses.asdict(spec) | {"engine": engine_info},
                               labels=dict(labels or {}), latency_type="response" if spec.rate.is_fixed else "service",
@@ -453,7 +458,8 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
         env = dict(os.environ)
         procs = []
         for i in range(nproc):
-            plan = WorkerPlan(i, nproc, spec, target, backend_name, conc[i], counts[i], warm, rng_seed, stress_values)
+            plan = WorkerPlan(i, nproc, spec, target, backend_name, conc[i], counts[i], warm, rng_seed, stress_values,
+                              retries)
             p = ctx.Process(target=worker_main, args=(plan, reports, go, t0_value, stop, env, os.getpid()),
                             name=f"cassperf-engine-{i}", daemon=True)
             p.start()
@@ -679,6 +685,11 @@ def _finish_manifest(writer: RunWriter, col: _Collector) -> None:
     main = sum(s.get("main_thread_cpu_s", 0.0) for s in stats.values())
     switches = sum(s.get("voluntary_switches", 0) for s in stats.values())
     ops = sum(col.counts.values()) + sum(sum(e.values()) for e in col.errors.values())
+    retried = sum(s.get("retried", 0) for s in stats.values())
+    if retried:
+        failed = sum(sum(e.values()) for e in col.errors.values())
+        writer.warn(f"{retried:,} sends failed and were sent again (up to {writer.manifest['engine'].get('retries')} "
+                    f"times per op); {failed:,} op(s) failed every time")
 
     def per_op(x: float, scale: float = 1e6) -> float | None:
         return x / ops * scale if ops else None
@@ -698,6 +709,7 @@ def _finish_manifest(writer: RunWriter, col: _Collector) -> None:
                                  "worker_rss_start_bytes": [s.get("rss_start_bytes") for _, s in sorted(stats.items())],
                                  "worker_rss_bytes": [s.get("rss_bytes") for _, s in sorted(stats.items())],
                                  "abandoned_ops": sum(s.get("abandoned", 0) for s in stats.values()),
+                                 "retried_ops": retried,
                                  "clamped_samples": col.clamped,
                                  "reads_without_row": col.empty.get("read", 0)}
     _check_rate_kept(writer, col.spec.rate, ops, col.last_end_s)

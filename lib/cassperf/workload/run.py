@@ -100,12 +100,15 @@ def run_spec(spec: WorkloadSpec, cluster: Any, *, tool: str = "engine", labels: 
              root: str | Path | None = None, run_id: str | None = None, progress: bool = True,
              processes: int | None = None, backend: str = "auto", stress_values: bool = False,
              warmup_s: float = 2.0, max_error_share: float = MAX_ERROR_SHARE,
-             raise_on_failure: bool = True, ready: Callable[[], Any] | None = None, profile: Any = None) -> Run:
+             raise_on_failure: bool = True, ready: Callable[[], Any] | None = None, profile: Any = None,
+             retries: int = 0) -> Run:
     """Run ``spec`` on ``cluster`` with ``tool`` and return the stored Run (module doc).
 
     labels: the run's labels (every sweep parameter); sampler: ClusterSampler keyword arguments
     (``tables``, ``interval_s``, ...), None for none; during: fn(writer) in a thread while the
-    load runs. Engine options: processes, backend, stress_values, warmup_s. ready: called
+    load runs. Engine options: processes, backend, stress_values, warmup_s, retries (times a
+    failed op is sent again before it counts as an error; other tools retry by their own rules,
+    cassandra-stress 9 times by default). ready: called
     right before the load starts (the engine: once its workers are connected; another tool:
     before it is started), so that clients started together begin together.
     profile: CPU profiles of the nodes during the measured load (Java Flight Recorder; stored as
@@ -144,7 +147,7 @@ def run_spec(spec: WorkloadSpec, cluster: Any, *, tool: str = "engine", labels: 
                 run = run_workload(spec, cluster, root=root, labels=labels, run_id=run_id, processes=processes,
                                    backend=backend, progress=progress, schema=False, warmup_s=warmup_s,
                                    sampler=sampler, during=during, stress_values=stress_values, ready=ready,
-                                   profile=profile)
+                                   profile=profile, retries=retries)
                 stored = run.manifest["run_id"]
             except EngineError as exc:
                 stored = _run_id_in(exc, root)

@@ -12,7 +12,11 @@ Tags: ``<OP>-st`` service time (actual send to response) for every op, and ``<OP
 time (intended start to response) under a fixed rate. Values in nanoseconds. Failed ops are not
 recorded as latencies; they are counted per kind (backends.ERROR_KINDS), and after an "other"
 error (lost connection, client timeout, no host) the coroutine pauses 10 ms so a dead cluster
-does not turn the loop into a busy spin. Ops are never retried.
+does not turn the loop into a busy spin. Ops are never retried, unless the plan says ``retries``
+(a preparation load: its writes are idempotent and every key must be written): then a failed op
+is sent again, up to ``retries`` times, its service time running from its first send; only an op
+that failed every time counts as an error, and the retries are counted apart (``done``'s
+``retried``).
 
 Messages to the parent (plain tuples, see ``engine``): ready, interval, done, fatal.
 The worker ignores SIGINT (the parent decides when to stop and tells it through ``stop``) and
@@ -48,6 +52,8 @@ DRAIN_TIMEOUT_S = 5.0
 STRESS_VALUES_BATCH = 256
 _PR_SET_PDEATHSIG = 1
 _FOREVER = 2**62
+#: what Worker._failed returns for an op that failed every time it was sent
+_FAILED = object()
 
 
 @dataclass(frozen=True)
@@ -65,6 +71,7 @@ class WorkerPlan:
     warmup_s: float
     rng_seed: int = 0
     stress_values: bool = False     # write cassandra-stress's column values (keys.stress_values), not the pool's
+    retries: int = 0                # times a failed op is sent again before it counts as an error
 
 
 def op_weights(spec: WorkloadSpec) -> list[tuple[str, int]]:
@@ -101,6 +108,7 @@ class _Phase:
     errors: list[dict[str, int]] = field(default_factory=list)
     examples: dict[str, str] = field(default_factory=dict)
     empty: list[int] = field(default_factory=list)      # per op: reads that returned no row
+    retried: int = 0                                    # ops sent again after a failure (plan.retries)
 
 
 class Worker:
@@ -159,9 +167,9 @@ class Worker:
             try:
                 result = await execs[op](values)
             except Exception as exc:  # noqa: BLE001 - every failure is counted by kind
-                if self._error(phase, op, exc):
-                    await asyncio.sleep(OTHER_ERROR_PAUSE_S)
-                continue
+                result = await self._failed(phase, op, values, exc)
+                if result is _FAILED:
+                    continue
             st[op].append(now() - t_send)
             if op == read and not rows(result):
                 empty[op] += 1
@@ -190,15 +198,33 @@ class Worker:
             try:
                 result = await execs[op](values)
             except Exception as exc:  # noqa: BLE001
-                if self._error(phase, op, exc):
-                    await sleep(OTHER_ERROR_PAUSE_S)
-                continue
+                result = await self._failed(phase, op, values, exc)
+                if result is _FAILED:
+                    continue
             t_done = now()
             st[op].append(t_done - t_send)
             if rt is not None:  # a timer that fired early (loop resolution) sent the op early
                 rt[op].append(t_done - (intended if intended < t_send else t_send))
             if op == read and not rows(result):
                 empty[op] += 1
+
+    async def _failed(self, phase: _Phase, op: int, values: list[Any], exc: BaseException) -> Any:
+        """After a failed send: the op sent again up to ``retries`` times (each after the pause an
+        "other" error gets) until it succeeds, returning its result; else the last failure counted
+        (then paused after, when "other") and _FAILED returned."""
+        for _ in range(self.plan.retries):
+            if self.stopping:
+                break
+            if self.backend.error_kind(exc) == "other":
+                await asyncio.sleep(OTHER_ERROR_PAUSE_S)
+            phase.retried += 1
+            try:
+                return await self.execs[op](values)
+            except Exception as again:  # noqa: BLE001 - counted below when it is the last
+                exc = again
+        if self._error(phase, op, exc):
+            await asyncio.sleep(OTHER_ERROR_PAUSE_S)
+        return _FAILED
 
     def _error(self, phase: _Phase, op: int, exc: BaseException) -> bool:
         """Count a failure; True when it is of kind 'other' (the caller pauses)."""
@@ -320,6 +346,7 @@ class Worker:
         self.send(("done", plan.index, k, {"cpu_s": use[0], "main_thread_cpu_s": use[1],
                                            "voluntary_switches": use[2], "involuntary_switches": use[3],
                                            "abandoned": abandoned, "stopped": self.stopping,
+                                           "retried": measured.retried,
                                            "rss_start_bytes": rss0, "rss_bytes": _rss_bytes()}))
 
 
