@@ -66,15 +66,14 @@ def test_deployments_interleave_side_by_side_and_imported_logs_join_their_own_ta
     assert "Write node CPU (ms/1k rows)" in run.text()
     check_in_chromium(run, tmp_path)
 
-    # a real log from another machine: its own table with the printed row rate; nothing runs again
+    # a real log from another machine: its own table with the printed row rate, in the report analyse_only
+    # rebuilds from the store (a second execution that runs nothing: 01's notebook test, on the same executor)
     stored = len(catalog(study="deployment-comparison", experiment="test", include_failed=True))
     assert main(["import", str(fixtures / FIXTURE), "--label", "deployment=Docker", "--label", "machine=server2"]) == 0
-    again = execute_study(NB, tmp_path / "again", imported_filter="machine=server2", **WHERE)
-    assert not again.errors
-    assert len(catalog(study="deployment-comparison", experiment="test", include_failed=True)) == stored
-    text = again.text()
-    assert "server2 (hardware not recorded)" in text and ">483<" in text.replace(" ", "")
-    docker = [c for c in again.claims if c["claim"].startswith("Cassandra in Docker")]
-    assert docker and docker[0]["verdict"] == "not shown"
     only = execute_study(NB, tmp_path / "only", analyse_only=True, imported_filter="machine=server2", **WHERE)
-    assert only.claims == again.claims
+    assert not only.errors
+    assert len(catalog(study="deployment-comparison", experiment="test", include_failed=True)) == stored
+    text = only.text()
+    assert "server2 (hardware not recorded)" in text and ">483<" in text.replace(" ", "")
+    docker = [c for c in only.claims if c["claim"].startswith("Cassandra in Docker")]
+    assert docker and docker[0]["verdict"] == "not shown"
