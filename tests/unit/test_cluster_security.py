@@ -117,6 +117,19 @@ def test_a_cluster_made_before_authentication_is_refused_with_the_fix(tmp_path):
         "`cassperf cluster destroy --name old`")
 
 
+@pytest.mark.parametrize("text", ['{"name": "cut', '["not", "a", "state"]', ""])
+def test_a_cluster_json_that_is_not_a_state_is_one_line_with_the_fix(tmp_path, text):
+    cut = tmp_path / "cut"
+    (cut / "access").mkdir(parents=True, mode=0o700)
+    (cut / "access" / "cql.credentials").write_text("")
+    (cut / "cluster.json").write_text(text)
+    with pytest.raises(ConfigError) as err:
+        LocalCluster("cut", "dc1:1", root=tmp_path).start()
+    assert str(err.value) == (
+        f"{cut / 'cluster.json'}: not a cluster's state (it does not parse as a JSON object); destroy the cluster "
+        "and start it again: `cassperf cluster destroy --name cut`")
+
+
 def test_tls_is_part_of_what_a_cluster_was_made_with(tmp_path):
     cluster = cluster_with_files(tmp_path, "made", tls=False)
     (cluster.root / "cluster.json").write_text(json.dumps(cluster._state()))

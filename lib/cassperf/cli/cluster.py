@@ -16,13 +16,12 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
-import json
 import time
 
 from pathlib import Path
 
 from cassperf import config
-from cassperf.cluster import owners
+from cassperf.cluster import owners, state_file
 from cassperf.cluster.local import DEFAULT_VERSION, LocalCluster
 from cassperf.errors import ConfigError
 
@@ -40,7 +39,7 @@ def cluster_folder(name: str) -> Path:
     folder its owner record names (a cluster elsewhere, e.g. on a loop mount), else
     data/clusters/NAME."""
     here = config.clusters_dir() / name
-    if (here / "cluster.json").is_file():
+    if state_file.path(here).is_file():
         return here
     named = [Path(r.data["folder"]) for r in owners.records("cluster") if r.data.get("name") == name]
     if len(named) > 1:
@@ -53,12 +52,8 @@ def started_state(name: str, folder: Path | None = None) -> dict | None:
     """What the cluster ``name`` (in ``folder``, default: cluster_folder) was started with: its
     cluster.json, else its owner record's; None when it never was."""
     folder = folder or cluster_folder(name)
-    state = folder / "cluster.json"
-    if state.exists():
-        try:
-            return json.loads(state.read_text())
-        except (OSError, ValueError):
-            return {}
+    if state_file.path(folder).exists():
+        return state_file.read(folder) or {}
     record = next((r for r in owners.records("cluster") if Path(r.data["folder"]) == folder), None)
     return None if record is None else dict(record.data.get("state") or {})
 
@@ -67,7 +62,7 @@ def known_clusters() -> list[str]:
     """Names of the local clusters started here (folders under data/clusters with a cluster.json,
     and clusters with an owner record), sorted."""
     root = config.clusters_dir()
-    names = {p.name for p in root.iterdir() if (p / "cluster.json").is_file()} if root.is_dir() else set()
+    names = {p.name for p in root.iterdir() if state_file.path(p).is_file()} if root.is_dir() else set()
     return sorted(names | {str(r.data.get("name")) for r in owners.records("cluster")})
 
 

@@ -13,25 +13,17 @@ DC networks and loop filesystems. One line each, read-only (nothing is stopped h
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from cassperf import config
-from cassperf.cluster import netns, owners
+from cassperf.cluster import netns, owners, state_file
 from cassperf.cluster.owners import Record
 from cassperf.errors import CassperfError
 
 #: the closing line when an owner is dead
 DEAD_NOTE = ("what a dead owner left is released by the next run (cassperf report, a study, cassperf cluster "
              "start|stop)")
-
-
-def _state_file(folder: Path) -> dict[str, Any] | None:
-    try:
-        return json.loads((folder / "cluster.json").read_text())
-    except (OSError, ValueError):
-        return None
 
 
 def known() -> dict[str, tuple[str, Path, dict[str, Any], Record | None]]:
@@ -41,12 +33,12 @@ def known() -> dict[str, tuple[str, Path, dict[str, Any], Record | None]]:
     base = config.clusters_dir()
     if base.is_dir():
         for folder in sorted(base.iterdir()):
-            state = _state_file(folder) if folder.is_dir() else None
+            state = state_file.read(folder) if folder.is_dir() else None
             if state is not None:
                 found[netns.network_id(folder.name, folder)] = (folder.name, folder, state, None)
     for record in owners.records("cluster"):
         folder = Path(record.data["folder"])
-        state = _state_file(folder) or record.data.get("state") or {}
+        state = state_file.read(folder) or record.data.get("state") or {}
         found[record.key] = (record.data.get("name") or folder.name, folder, state, record)
     return found
 

@@ -27,7 +27,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import ipaddress
-import json
 import shutil
 import signal
 import subprocess
@@ -45,7 +44,7 @@ import yaml
 
 from cassperf import config
 from cassperf.cluster import jars as jarmod
-from cassperf.cluster import cgroups, netns, owners, process, role_manager
+from cassperf.cluster import cgroups, netns, owners, process, role_manager, state_file
 from cassperf.certs import write_private
 from cassperf.cluster.access import ClusterAccess, ensure_access
 from cassperf.cluster.base import ClusterHandle, CredentialsProvider, LocalNodeRef
@@ -334,14 +333,17 @@ class LocalCluster(ClusterHandle):
     def _check_state_file(self) -> None:
         """Raise if cluster.json describes a different cluster of the same name, or one made
         before the embedded cluster asked for a role (its data may hold the default superuser)."""
-        path = self.root / "cluster.json"
+        path = state_file.path(self.root)
         if not path.exists():
             return
         if not (self.root / "access" / "cql.credentials").exists():
             raise ConfigError(f"cluster {self.name!r} at {self.root} was made before embedded clusters asked for a "
                               f"password (any local user could use it, and its data may hold the superuser cassandra/"
                               f"cassandra); destroy it and start it again: `cassperf cluster destroy --name {self.name}`")
-        old = json.loads(path.read_text())
+        old = state_file.read(self.root)
+        if old is None:
+            raise ConfigError(f"{path}: not a cluster's state (it does not parse as a JSON object); destroy the "
+                              f"cluster and start it again: `cassperf cluster destroy --name {self.name}`")
         mine = self._state()
         if {k: old.get(k) for k in mine} != mine or bool(old.get("tls")) != self.tls_enabled:
             def shown(state: dict[str, Any]) -> str:
@@ -427,18 +429,13 @@ class LocalCluster(ClusterHandle):
         return self
 
     def _write_cluster_json(self) -> None:
-        (self.root / "cluster.json").write_text(json.dumps({**self._state(), "heap_mb": self.heap_mb,
-                                                            "yaml_overrides": self.yaml_overrides,
-                                                            "jvm_options": self.jvm_options,
-                                                            "env_jvm_options": env_jvm_options(),
-                                                            **self.bounds.describe()}, indent=2))
+        state_file.write(self.root, {**self._state(), "heap_mb": self.heap_mb, "yaml_overrides": self.yaml_overrides,
+                                     "jvm_options": self.jvm_options, "env_jvm_options": env_jvm_options(),
+                                     **self.bounds.describe()})
 
     def recorded_state(self) -> dict[str, Any]:
         """cluster.json as the cluster's starter wrote it ({} when there is none or it does not parse)."""
-        try:
-            return json.loads((self.root / "cluster.json").read_text())
-        except (OSError, ValueError):
-            return {}
+        return state_file.read(self.root) or {}
 
     def bounds_state(self) -> dict[str, Any]:
         """The nodes' bounds as their starter recorded them (cluster.json: page_cache_mb, read_mb_s,
