@@ -177,11 +177,13 @@ def _kernel_state(lab: Lab, name: str) -> str | None:
     return states[0] if states else None
 
 
-def _wait(what: str, check, timeout_s: float) -> None:  # noqa: ANN001 - a callable returning truthy
+def _wait(what: str, check, timeout_s: float):  # noqa: ANN001, ANN201 - a callable returning truthy; its value
+    """Call `check` every 0.25 s until it returns something truthy, and return that."""
     deadline = time.monotonic() + timeout_s
-    while not check():
+    while not (value := check()):
         assert time.monotonic() < deadline, f"{what}: not within {timeout_s:.0f} s"
         time.sleep(0.25)
+    return value
 
 
 #: true once Run All has finished in the notebook panel with this id: no cell waits ("[*]:")
@@ -217,13 +219,12 @@ def _open_and_run_all(page, lab: Lab, name: str,  # noqa: ANN001 - Page
     _wait(f"{name}: kernel idle after Run All", lambda: _kernel_state(lab, name) == "idle", 60)
     page.keyboard.press("Control+s")
     saved = lab.notebooks / name
-    found = []
-    _wait(f"{name}: saved with every cell run", lambda: found.append(_saved_after_run(saved)) or found[-1], 60)
+    nb = _wait(f"{name}: saved with every cell run", lambda: _saved_after_run(saved), 60)
     charts = page.evaluate(_CHARTS, panel)
     if charts:
         page.locator(f"#{panel} .jp-OutputArea-output svg.main-svg").first.scroll_into_view_if_needed()
     page.screenshot(path=str(screenshot))
-    return charts, _errors(found[-1])
+    return charts, _errors(nb)
 
 
 def _kernel_started(page, lab: Lab, name: str) -> None:  # noqa: ANN001 - Page

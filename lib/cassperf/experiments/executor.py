@@ -201,12 +201,12 @@ class _Executor:
         """``arm`` once; ``warmup_s`` of unrecorded load first (default: the study's); ``profile``:
         with the nodes' CPU profiles when the study takes them (measured runs); ``load``: a
         preparation load (its failed writes retried, none may be lost: LocalRunner.run)."""
-        profiled = {"profile": self.profiler} if profile and self.profiler is not None else {}
+        options: dict[str, Any] = {"profile": self.profiler} if profile and self.profiler is not None else {}
         if load:
-            profiled["load"] = True
+            options["load"] = True
         return self.runner.run(arm, self.contexts[arm.context], {**self.base, **labels}, root=self.root,
                                warmup_s=self.study.warmup_s if warmup_s is None else warmup_s, sample=sample,
-                               sampler=self.study.SAMPLER, **profiled)
+                               sampler=self.study.SAMPLER, **options)
 
     def note_clusters(self) -> None:
         """Each context's cluster as it names itself and the keyspaces it held, kept in the record

@@ -25,7 +25,6 @@ clusters it started, which would otherwise share the CPU and the addresses with 
 
 from __future__ import annotations
 
-
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass

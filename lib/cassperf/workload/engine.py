@@ -684,10 +684,10 @@ def _finish_manifest(writer: RunWriter, col: _Collector) -> None:
     cpu = sum(s.get("cpu_s", 0.0) for s in stats.values())
     main = sum(s.get("main_thread_cpu_s", 0.0) for s in stats.values())
     switches = sum(s.get("voluntary_switches", 0) for s in stats.values())
-    ops = sum(col.counts.values()) + sum(sum(e.values()) for e in col.errors.values())
+    failed = sum(sum(e.values()) for e in col.errors.values())
+    ops = sum(col.counts.values()) + failed
     retried = sum(s.get("retried", 0) for s in stats.values())
     if retried:
-        failed = sum(sum(e.values()) for e in col.errors.values())
         writer.warn(f"{retried:,} sends failed and were sent again (up to {writer.manifest['engine'].get('retries')} "
                     f"times per op); {failed:,} op(s) failed every time")
 
