@@ -24,6 +24,7 @@ read around each run of clients in both DCs (clients.ClientPlacement.run_togethe
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -126,24 +127,46 @@ def watch_iperf3_server(proc: subprocess.Popen, timeout_s: float, exit_grace_s: 
 
 def iperf3_client_task(recipe: tuple[str, dict[str, Any]], dc: str, address: str, streams: int,
                        seconds: int = IPERF3_SECONDS, port: int = IPERF3_PORT) -> dict[str, Any]:
-    """``iperf3 -c address -P streams -t seconds --json`` from `dc`'s client location (retries
-    the connection for CLIENT_WAIT_S while the server starts: on a loaded machine the server's
-    worker took more than 10 s to start it, and the server then waited its 60 s for nobody)."""
+    """``iperf3 -c address -P streams -t seconds --json`` from `dc`'s client location
+    (run_iperf3_client)."""
     if shutil.which("iperf3") is None:
         return {"error": "iperf3 is not installed (make iperf3, or apt-get install iperf3)"}
     _, place = _placed(recipe, dc)
-    deadline = time.monotonic() + CLIENT_WAIT_S
     with place:
-        while True:
-            out = subprocess.run(["iperf3", "-c", address, "-p", str(port), "-P", str(streams), "-t", str(seconds),
-                                  "--json"], capture_output=True, text=True, timeout=seconds + 60)
-            if out.returncode == 0 or time.monotonic() > deadline:
-                break
-            time.sleep(0.3)
-    if out.returncode != 0:
-        return {"error": f"iperf3 -c {address} -P {streams} exited {out.returncode}: "
-                         f"{(out.stdout or out.stderr).strip()[-300:]}"}
-    return {"text": out.stdout}
+        return run_iperf3_client(address, streams, seconds, port)
+
+
+def run_iperf3_client(address: str, streams: int, seconds: int = IPERF3_SECONDS, port: int = IPERF3_PORT,
+                      wait_s: float = CLIENT_WAIT_S) -> dict[str, Any]:
+    """One iperf3 client test: {"text": its JSON} or {"error": ...}. It tries again for `wait_s`
+    while its server starts: the server's task is submitted beside it and on a loaded machine took
+    more than 10 s to start. A try failed when iperf3 exited non-zero or its JSON holds an
+    ``error``: iperf3 3.11 and 3.12 exit 0 with ``--json`` when the connection is refused
+    (esnet/iperf#1405), which here ended every try at once and left the server waiting its 60 s."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        out = subprocess.run(["iperf3", "-c", address, "-p", str(port), "-P", str(streams), "-t", str(seconds),
+                              "--json"], capture_output=True, text=True, timeout=seconds + 60)
+        error = iperf3_client_error(out.returncode, out.stdout, out.stderr)
+        if error is None:
+            return {"text": out.stdout}
+        if time.monotonic() > deadline:
+            return {"error": f"iperf3 -c {address} -P {streams} failed (exit code {out.returncode}): {error}"}
+        time.sleep(0.3)
+
+
+def iperf3_client_error(returncode: int, stdout: str, stderr: str) -> str | None:
+    """Why an ``iperf3 -c ... --json`` run failed, or None when it measured: its JSON's
+    ``error`` whatever the exit code (esnet/iperf#1405), else its output on a non-zero exit."""
+    try:
+        doc = json.loads(stdout)
+    except ValueError:
+        doc = None
+    if isinstance(doc, dict) and doc.get("error"):
+        return str(doc["error"])
+    if returncode != 0 or not isinstance(doc, dict):
+        return (stdout or stderr).strip()[-300:] or f"no output (exit code {returncode})"
+    return None
 
 
 def counters_task(recipe: tuple[str, dict[str, Any]], dc: str) -> dict[str, Any]:
