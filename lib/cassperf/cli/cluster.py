@@ -19,11 +19,15 @@ import ipaddress
 import time
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from cassperf import config
 from cassperf.cluster import owners, state_file
-from cassperf.cluster.local import DEFAULT_VERSION, LocalCluster
+from cassperf.cluster.jars import DEFAULT_VERSION
 from cassperf.errors import ConfigError
+
+if TYPE_CHECKING:
+    from cassperf.cluster.local import LocalCluster
 
 #: what a cluster is made with when neither the command line nor its cluster.json says otherwise
 DEFAULTS = {"topology": "dc1:1", "version": DEFAULT_VERSION, "heap_mb": 1024, "first_address": "127.0.0.1",
@@ -95,6 +99,8 @@ def local_cluster(name: str, root: Path | None = None, **given: object) -> Local
     cluster.json), else DEFAULTS. `status --name big` must find the nodes of a dc1:3 cluster on
     127.0.5.1 without repeating how it was started (it used to look for one node on 127.0.0.1,
     and `stop` / `destroy` then left nodes 2 and 3 running)."""
+    from cassperf.cluster.local import LocalCluster
+
     stored = started_state(name, (root or config.clusters_dir()) / name) or {}
     chosen = {k: given[k] if given.get(k) is not None else stored.get(k, default) for k, default in DEFAULTS.items()}
     return LocalCluster(name, chosen["topology"], version=chosen["version"], heap_mb=chosen["heap_mb"],

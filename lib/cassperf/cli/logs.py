@@ -17,16 +17,19 @@ import argparse
 import sys
 import warnings
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import pandas as pd
-
-from cassperf import parsers
 from cassperf.errors import ConfigError
-from cassperf.parsers.base import ParseResult
-from cassperf.parsers.paths import expand_paths
-from cassperf.results.catalog import RawSecretWarning, check_not_imported, import_parsed
+
+if TYPE_CHECKING:                  # the parsers and the catalog (pandas) load when a command runs, not for --help
+    import pandas as pd
+
+    from cassperf.parsers.base import ParseResult
 
 def _parse_all(paths: list[str], fmt: str | None) -> list[ParseResult]:
+    from cassperf import parsers
+    from cassperf.parsers.paths import expand_paths
+
     if fmt is not None:
         try:
             parsers.format_by_name(fmt)
@@ -118,6 +121,8 @@ def _runs_root(text: str | None) -> Path | None:
 
 
 def cmd_import(args: argparse.Namespace) -> int:
+    from cassperf.results.catalog import RawSecretWarning, check_not_imported, import_parsed
+
     root = _runs_root(args.root)
     results = _parse_all(args.paths, args.format)
     labels = dict(args.label or [])

@@ -5,10 +5,11 @@ from __future__ import annotations
 import argparse
 
 from cassperf import config
-from cassperf.workbook.preflight import plan_reports, run_reports
 
 
 def _report(args: argparse.Namespace) -> int:
+    from cassperf.workbook.preflight import plan_reports, run_reports
+
     explicit = dict(args.parameter or [])
     if args.plan:
         for line in plan_reports(args.notebook or None, args.params, explicit=explicit):

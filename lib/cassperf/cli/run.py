@@ -23,7 +23,7 @@ from typing import Any
 
 from cassperf.errors import ConfigError
 
-from cassperf.workload.run import TOOLS
+from cassperf.workload.spec import TOOLS
 
 
 def _labels(pairs: list[str]) -> dict[str, str]:

@@ -44,7 +44,8 @@ from cassperf.cluster import netns, process
 from cassperf.cluster import podman as pm
 from cassperf.cluster import rootfs as rootfsmod
 from cassperf.cluster.java import Java, check_java_for
-from cassperf.cluster.local import DEFAULT_VERSION, LocalCluster, LocalNode
+from cassperf.cluster.jars import DEFAULT_VERSION
+from cassperf.cluster.local import LocalCluster, LocalNode
 from cassperf.errors import ConfigError
 
 #: cassandra.yaml keys naming folders: bind-mounted too when an override puts them outside the cluster folder

@@ -69,7 +69,6 @@ from cassperf.errors import ClusterError, ConfigError, ToolError
 #: system.log line that says a node serves CQL:
 #: INFO  [main] 2026-11-21 23:40:01,123 PipelineConfigurator.java:129 - Starting listening for CQL clients on /127.0.0.1:9042 (unencrypted)...
 READY_MARK = "Starting listening for CQL clients"
-DEFAULT_VERSION = "5.0.6"
 
 
 @dataclass(frozen=True)
@@ -184,7 +183,7 @@ class LocalCluster(ClusterHandle):
     runs the nodes without authentication (then clients send no credentials).
     """
 
-    def __init__(self, name: str = "cassperf", topology: str | Topology = "dc1:1", version: str = DEFAULT_VERSION,
+    def __init__(self, name: str = "cassperf", topology: str | Topology = "dc1:1", version: str = jarmod.DEFAULT_VERSION,
                  heap_mb: int = 1024, yaml_overrides: dict[str, Any] | None = None,
                  jvm_options: list[str] | None = None, first_address: str = "127.0.0.1", jolokia: bool = True,
                  root: Path | None = None, start_timeout_s: float = 180.0,

@@ -32,7 +32,8 @@ from cassperf.errors import CassperfError
 
 def cluster_of(record: Record) -> Any:
     """The LocalCluster a cluster record names (its folder, shape, addresses), not started."""
-    from cassperf.cluster.local import DEFAULT_VERSION, LocalCluster
+    from cassperf.cluster.jars import DEFAULT_VERSION
+    from cassperf.cluster.local import LocalCluster
 
     folder = Path(record.data["folder"])
     state = record.data.get("state") or {}

@@ -73,7 +73,8 @@ def study_cluster(*, contact_points: str = "", local_dc: str | None = None, clus
         from cassperf.cluster.remote import RemoteCluster
 
         return RemoteCluster([p.strip() for p in contact_points.split(",") if p.strip()], local_dc=local_dc or None)
-    from cassperf.cluster.local import DEFAULT_VERSION, LocalCluster
+    from cassperf.cluster.jars import DEFAULT_VERSION
+    from cassperf.cluster.local import LocalCluster
 
     rtt = float(inter_dc_rtt_ms) if inter_dc_rtt_ms and distance_problem(inter_dc_rtt_ms) is None else None
     cluster = LocalCluster(cluster_name_for(cluster_name, cluster_topology, rtt), cluster_topology,

@@ -35,9 +35,8 @@ from cassperf.errors import CassperfError, ClusterError, ConfigError
 from cassperf.results.model import Run
 from cassperf.results.store import RunWriter, load_run, mark_failed, run_folder
 from cassperf.workload.during import DuringAction
-from cassperf.workload.spec import WorkloadSpec
+from cassperf.workload.spec import TOOLS, WorkloadSpec
 
-TOOLS = ("engine", "cassandra-stress", "latte")
 
 #: A run whose failed operations pass this share of all operations is a failed run.
 MAX_ERROR_SHARE = 0.05

@@ -48,6 +48,8 @@ COMPRESSORS: dict[str, str] = {
     "DEFLATE": "DeflateCompressor",
     "ZSTD": "ZstdCompressor",
 }
+#: what a spec runs on (cassperf.workload.run.run_spec): the load engine or a stress tool as a subprocess
+TOOLS = ("engine", "cassandra-stress", "latte")
 #: cassandra-stress's own defaults (tools/stress SettingsColumn / SettingsCommand).
 STRESS_DEFAULT_COLUMN_COUNT = 5
 STRESS_DEFAULT_COLUMN_SIZE = 34
