@@ -99,6 +99,8 @@ ENVIRONMENT: dict[str, str] = {
                                  "before a cluster's jvm_options (the tests set -XX:TieredStopAtLevel=1 and "
                                  "-Dcassandra.memtable_row_overhead_computation_step=100); a study record says when "
                                  "it is set",
+    "CASSPERF_CLASS_ARCHIVE": "where the embedded nodes' class-data archives are kept (default: "
+                              "<cache>/class-archives); 0: nodes start without one",
     "CASSPERF_EVENT_LOOP": "the engine workers' event loop: uvloop (default) or asyncio",
     "CASSPERF_FIXTURES": "a folder of real tool output the log explorer imports when given no logs (default: the "
                          "repository's tests/fixtures/public; the tests do not read it)",

@@ -67,6 +67,9 @@ def test_a_bounded_node_keeps_its_page_cache_and_reads_from_disk_and_unbounded_i
     assert pid is not None
     node_cgroup = cgroups.of_process(pid, "node1")
     assert node_cgroup is not None
+    # no class-data archive: its mapped pages would be page cache inside the bound
+    args = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    assert [a for a in args if "SharedArchiveFile" in a or "DumpLoadedClassList" in a] == []
     assert bounded.bounds_line() == (f"page cache bound {BOUND_MB} MiB per node (memory cgroup); disk reads "
                                      f"throttled to {READ_MB_S} MB/s per node (block I/O cgroup)")
     run_spec(WorkloadSpec(op="write", n=ROWS, concurrency=32, keyspace=KS, interval_s=1.0, warmup=False), bounded,

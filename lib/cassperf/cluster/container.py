@@ -151,6 +151,9 @@ class ContainerCluster(LocalCluster):
     other keywords as LocalCluster (not inter_dc_rtt_ms, not java_home)
     """
 
+    #: its JRE is the root filesystem's, and the archive's folder is not mounted
+    uses_class_archive = False
+
     def __init__(self, name: str = "cassperf", topology: str = "dc1:1", version: str = DEFAULT_VERSION, *,
                  java: int = 17, limits: pm.Limits | None = None, **kwargs: Any) -> None:
         for key in ("inter_dc_rtt_ms", "java_home"):

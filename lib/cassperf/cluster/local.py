@@ -44,7 +44,7 @@ import yaml
 
 from cassperf import config
 from cassperf.cluster import jars as jarmod
-from cassperf.cluster import cgroups, netns, owners, process, role_manager, state_file
+from cassperf.cluster import cgroups, class_archive, netns, owners, process, role_manager, state_file
 from cassperf.certs import write_private
 from cassperf.cluster.access import ClusterAccess, ensure_access
 from cassperf.cluster.base import ClusterHandle, CredentialsProvider, LocalNodeRef
@@ -183,8 +183,11 @@ class LocalCluster(ClusterHandle):
     runs the nodes without authentication (then clients send no credentials).
     """
 
-    def __init__(self, name: str = "cassperf", topology: str | Topology = "dc1:1", version: str = jarmod.DEFAULT_VERSION,
-                 heap_mb: int = 1024, yaml_overrides: dict[str, Any] | None = None,
+    #: whether the nodes map a class-data archive (cassperf.cluster.class_archive)
+    uses_class_archive = True
+
+    def __init__(self, name: str = "cassperf", topology: str | Topology = "dc1:1",
+                 version: str = jarmod.DEFAULT_VERSION, heap_mb: int = 1024, yaml_overrides: dict[str, Any] | None = None,
                  jvm_options: list[str] | None = None, first_address: str = "127.0.0.1", jolokia: bool = True,
                  root: Path | None = None, start_timeout_s: float = 180.0,
                  inter_dc_rtt_ms: float | None = None, java_home: Path | str | None = None,
@@ -396,8 +399,10 @@ class LocalCluster(ClusterHandle):
         classpath = jars.classpath()
         jvm = JvmSettings(self.heap_mb, self.jvm_options, classpath=[auth_classes],
                           cluster=role_manager.jvm_options(access.cql_credentials_file, len(self.nodes)))
+        archive = self._class_archive(java, classpath)
         for wave in start_waves(to_start):
             launched: list[tuple[LocalNode, tuple[int, float]]] = []
+            lists: dict[str, Path] = {}            # node -> the class list it writes (class_archive)
             try:
                 for node in wave:
                     security = {**role_manager.auth_yaml(),
@@ -407,16 +412,22 @@ class LocalCluster(ClusterHandle):
                     write_node_conf(node.layout, yaml_conf, node.spec)
                     self.bounds.prepare({node.name: _storage_folders(yaml_conf)})
                     self._claim()                  # its cgroups are in the owner record before it starts
-                    node_jvm = dataclasses.replace(jvm, cluster=[*jvm.cluster, *self.bounds.jvm_options()])
+                    shared, lists[node.name] = class_archive.node_options(archive, node.name) if archive else ([], None)
+                    node_jvm = dataclasses.replace(jvm, cluster=[*jvm.cluster, *self.bounds.jvm_options(), *shared])
                     cmd = server_command(java.executable, classpath, jars.jamm, jolokia, node.spec, node.layout,
                                          node.ports, node_jvm, access)
                     launched.append((node, self._launch_node(node, cmd)))
                 for node, (log_offset, at) in launched:
                     self._await_node(node, log_offset, at, timeout_s or self.start_timeout_s)
+                    if archive is not None and lists.get(node.name) is not None:
+                        class_archive.keep_class_list(archive, lists.pop(node.name))
             except BaseException:
                 # a node of a wave that fails leaves none of its wave running (they started as one)
                 process.terminate({n.popen.pid: n.layout.root for n, _ in launched
                                    if n.popen is not None and n.popen.poll() is None}, timeout_s=10)
+                for written in lists.values():
+                    if written is not None:
+                        written.unlink(missing_ok=True)
                 raise
             for node, _ in launched:
                 self.bounds.govern(node.name)
@@ -426,6 +437,14 @@ class LocalCluster(ClusterHandle):
         if len(self.nodes) > 1:
             self._wait_for_ring(timeout_s or self.start_timeout_s)
         return self
+
+    def _class_archive(self, java: Java, classpath: str) -> class_archive.ClassArchive | None:
+        """The class-data archive the nodes map (cassperf.cluster.class_archive), None where they
+        start without one: bounded nodes (its pages would be page cache inside their bound), a
+        container's nodes, CASSPERF_CLASS_ARCHIVE=0."""
+        if not self.uses_class_archive or self.bounds.asked:
+            return None
+        return class_archive.for_nodes(self.version, java.executable, java.version, classpath)
 
     def _write_cluster_json(self) -> None:
         state_file.write(self.root, {**self._state(), "heap_mb": self.heap_mb, "yaml_overrides": self.yaml_overrides,

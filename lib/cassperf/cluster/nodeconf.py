@@ -265,9 +265,10 @@ def env_jvm_note(recorded: list[str] | None = None) -> str | None:
 
 def server_command(java: Path, jars_classpath: str, jamm: Path, jolokia: Path | None, node: NodeSpec,
                    layout: NodeLayout, ports: NodePorts, jvm: JvmSettings, access: ClusterAccess) -> list[str]:
-    """The java command line of one node (conf dir first on the classpath: the snitch loads
-    cassandra-rackdc.properties from there). Both management ports (Jolokia, JMX) require the
-    cluster's credentials (`access`)."""
+    """The java command line of one node. The jars lead the classpath, as the class-data archive
+    they were dumped with requires (cassperf.cluster.class_archive); then the conf dir, from which
+    the snitch loads cassandra-rackdc.properties (no jar has one). Both management ports (Jolokia,
+    JMX) require the cluster's credentials (`access`)."""
     cmd = [str(java), "-ea", f"-javaagent:{jamm}"]
     if jolokia is not None:
         cmd.append(jolokia_agent_option(jolokia, access, node, ports))
@@ -287,7 +288,7 @@ def server_command(java: Path, jars_classpath: str, jamm: Path, jolokia: Path | 
     if jvm.fast_boot:
         cmd += FAST_BOOT
     cmd += list(jvm.cluster) + list(jvm.extra)
-    classpath = ":".join([str(layout.conf), *(str(p) for p in jvm.classpath), jars_classpath])
+    classpath = ":".join([jars_classpath, str(layout.conf), *(str(p) for p in jvm.classpath)])
     cmd += ["-cp", classpath, "org.apache.cassandra.service.CassandraDaemon"]
     return cmd
 
