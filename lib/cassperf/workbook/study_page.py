@@ -262,10 +262,19 @@ def setting_sentences(setting: Mapping[str, Any]) -> list[str]:
     out = []
     for context, found in setting.items():
         where = f"On the {context} cluster" if context else "On the cluster"
-        data = "; ".join(f"{ks} {max(sizes.values()):,.0f} MB per node" for ks, sizes in
+        data = "; ".join(_data_on_disk(ks, max(sizes.values())) for ks, sizes in
                          (found.get("data_mb") or {}).items() if sizes)
         out.append(f"{where}: {found.get('bounds')}" + (f"; data on disk: {data}." if data else "."))
     return out
+
+
+def _data_on_disk(keyspace: str, mb: float) -> str:
+    """The most of a keyspace's data any node held on disk once it was loaded. None at all means
+    its rows were all still in the memtables (a load that wrote nothing fails): say so, not "0 MB"
+    (02's loads at 7bfcbfd)."""
+    if mb <= 0:
+        return f"{keyspace} none yet per node (its rows were still in the memtables, not flushed)"
+    return f"{keyspace} {mb:,.1f} MB per node" if mb < 10 else f"{keyspace} {mb:,.0f} MB per node"
 
 
 METHOD_TEXT = (
