@@ -270,8 +270,7 @@ def setting_sentences(setting: Mapping[str, Any]) -> list[str]:
 
 def _data_on_disk(keyspace: str, mb: float) -> str:
     """The most of a keyspace's data any node held on disk once it was loaded. None at all means
-    its rows were all still in the memtables (a load that wrote nothing fails): say so, not "0 MB"
-    (02's loads at 7bfcbfd)."""
+    its rows were all still in the memtables (a load that wrote nothing fails): say so, not "0 MB"."""
     if mb <= 0:
         return f"{keyspace} none yet per node (its rows were still in the memtables, not flushed)"
     return f"{keyspace} {mb:,.1f} MB per node" if mb < 10 else f"{keyspace} {mb:,.0f} MB per node"
