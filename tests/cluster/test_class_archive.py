@@ -7,13 +7,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+import psutil
 import pytest
 
 pytestmark = pytest.mark.cluster
 
 
 def command_line(pid: int) -> list[str]:
-    return [a.decode() for a in Path(f"/proc/{pid}/cmdline").read_bytes().split(b"\0") if a]
+    return psutil.Process(pid).cmdline()
 
 
 def test_the_first_start_keeps_the_class_list_the_next_dumps_the_archive_and_the_node_maps_it(

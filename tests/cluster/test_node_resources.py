@@ -10,6 +10,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+import psutil
 import pytest
 
 from cassperf.analysis.resources import limit_of, node_resources, run_resources
@@ -68,7 +69,7 @@ def test_a_bounded_node_keeps_its_page_cache_and_reads_from_disk_and_unbounded_i
     node_cgroup = cgroups.of_process(pid, "node1")
     assert node_cgroup is not None
     # no class-data archive: its mapped pages would be page cache inside the bound
-    args = Path(f"/proc/{pid}/cmdline").read_bytes().decode().split("\0")
+    args = psutil.Process(pid).cmdline()
     assert [a for a in args if "SharedArchiveFile" in a or "DumpLoadedClassList" in a] == []
     assert bounded.bounds_line() == (f"page cache bound {BOUND_MB} MiB per node (memory cgroup); disk reads "
                                      f"throttled to {READ_MB_S} MB/s per node (block I/O cgroup)")

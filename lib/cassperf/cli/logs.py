@@ -26,6 +26,7 @@ if TYPE_CHECKING:                  # the parsers and the catalog (pandas) load w
 
     from cassperf.parsers.base import ParseResult
 
+
 def _parse_all(paths: list[str], fmt: str | None) -> list[ParseResult]:
     from cassperf import parsers
     from cassperf.parsers.paths import expand_paths

@@ -22,7 +22,8 @@ from cassperf import config
 from cassperf.cluster.maven import DEPENDENCY_PLUGIN, Progress, copy_dependencies, stderr_progress
 from cassperf.errors import ConfigError
 
-__all__ = ["DEFAULT_VERSION", "DEPENDENCY_PLUGIN", "JOLOKIA_VERSION", "CassandraJars", "resolve_cassandra", "resolve_jolokia"]
+__all__ = ["DEFAULT_VERSION", "DEPENDENCY_PLUGIN", "JOLOKIA_VERSION", "CassandraJars", "resolve_cassandra",
+           "resolve_jolokia"]
 
 #: the Cassandra version a cluster is made with when none is named (the Makefile's CASSANDRA_VERSION)
 DEFAULT_VERSION = "5.0.6"

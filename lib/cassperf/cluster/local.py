@@ -187,8 +187,8 @@ class LocalCluster(ClusterHandle):
     uses_class_archive = True
 
     def __init__(self, name: str = "cassperf", topology: str | Topology = "dc1:1",
-                 version: str = jarmod.DEFAULT_VERSION, heap_mb: int = 1024, yaml_overrides: dict[str, Any] | None = None,
-                 jvm_options: list[str] | None = None, first_address: str = "127.0.0.1", jolokia: bool = True,
+                 version: str = jarmod.DEFAULT_VERSION, heap_mb: int = 1024,
+                 yaml_overrides: dict[str, Any] | None = None, jvm_options: list[str] | None = None, first_address: str = "127.0.0.1", jolokia: bool = True,
                  root: Path | None = None, start_timeout_s: float = 180.0,
                  inter_dc_rtt_ms: float | None = None, java_home: Path | str | None = None,
                  scratch: Path | str | None = None, tls: bool = False,
@@ -402,7 +402,7 @@ class LocalCluster(ClusterHandle):
         archive = self._class_archive(java, classpath)
         for wave in start_waves(to_start):
             launched: list[tuple[LocalNode, tuple[int, float]]] = []
-            lists: dict[str, Path] = {}            # node -> the class list it writes (class_archive)
+            lists: dict[str, Path] = {}            # node -> the class list it writes (class_archive), if any
             try:
                 for node in wave:
                     security = {**role_manager.auth_yaml(),
@@ -412,22 +412,23 @@ class LocalCluster(ClusterHandle):
                     write_node_conf(node.layout, yaml_conf, node.spec)
                     self.bounds.prepare({node.name: _storage_folders(yaml_conf)})
                     self._claim()                  # its cgroups are in the owner record before it starts
-                    shared, lists[node.name] = class_archive.node_options(archive, node.name) if archive else ([], None)
+                    shared, writing = class_archive.node_options(archive, node.name) if archive else ([], None)
+                    if writing is not None:
+                        lists[node.name] = writing
                     node_jvm = dataclasses.replace(jvm, cluster=[*jvm.cluster, *self.bounds.jvm_options(), *shared])
                     cmd = server_command(java.executable, classpath, jars.jamm, jolokia, node.spec, node.layout,
                                          node.ports, node_jvm, access)
                     launched.append((node, self._launch_node(node, cmd)))
                 for node, (log_offset, at) in launched:
                     self._await_node(node, log_offset, at, timeout_s or self.start_timeout_s)
-                    if archive is not None and lists.get(node.name) is not None:
+                    if node.name in lists:
                         class_archive.keep_class_list(archive, lists.pop(node.name))
             except BaseException:
                 # a node of a wave that fails leaves none of its wave running (they started as one)
                 process.terminate({n.popen.pid: n.layout.root for n, _ in launched
                                    if n.popen is not None and n.popen.poll() is None}, timeout_s=10)
                 for written in lists.values():
-                    if written is not None:
-                        written.unlink(missing_ok=True)
+                    written.unlink(missing_ok=True)
                 raise
             for node, _ in launched:
                 self.bounds.govern(node.name)
