@@ -39,6 +39,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import shutil
+import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -299,6 +300,26 @@ class DeploymentStudy(Study):
     def _runtimes(self) -> dict[str, str]:
         """What ran each container deployment (podman, OCI runtime, cgroups, network), filled at start."""
         return {}
+
+    def prepare_machine(self) -> list[str]:
+        """The root filesystem of each container deployment this machine can run, built into the
+        cache when it is not there (debootstrap, about a minute), before the report's first notebook."""
+        from cassperf.cluster import rootfs
+        from cassperf.errors import CassperfError
+
+        out = []
+        for java in sorted({f.deployment.java for f in self.made() if f.deployment.storage == "container" and f.available}):
+            if rootfs.find(java) is not None:
+                continue
+            t = time.monotonic()
+            try:
+                built = rootfs.ensure_rootfs(java)
+            except CassperfError as exc:
+                out.append(f"the container root filesystem for Java {java} was not built: {str(exc).splitlines()[0]}")
+                continue
+            out.append(f"built the container root filesystem {built.path.name} in {time.monotonic() - t:.0f} s "
+                       f"(cached for later runs)")
+        return out
 
     def setting_notes(self) -> list[str]:
         return ([f"{f.deployment.name}: not made here: {f.note}" for f in self.made() if not f.available]

@@ -297,6 +297,13 @@ class Study(StudyParameters):
         the study's report shows its baselines itself)."""
         return ""
 
+    def prepare_machine(self) -> list[str]:
+        """What the study needs built on this machine once, before a report's first notebook, so
+        that its own time is its study's (a container deployment's root filesystem); one line per
+        thing built, [] when nothing was needed. Never raises for what cannot be built: the study
+        then says so itself when it runs."""
+        return []
+
     def setting_notes(self) -> list[str]:
         """What this machine could not make of the plan, one line each (a deployment without its
         Java, no root for a loop filesystem ...); kept in the record and said in the report."""

@@ -5,6 +5,8 @@ machine; and ``run_reports``, the report pipeline (cassperf.report.pipeline) wit
                                                       Study and checked against the cluster they name
     host_gap_lines(studies) -> [line]                 what this machine will not make, with the command
                                                       that adds it (cassperf.experiments.host_needs)
+    machine_lines(studies) -> [line]                  what the studies need built once (a container
+                                                      root filesystem), built now
     plan_reports(...) -> [line]                       ``cassperf report --plan``: arms, runs, load time
                                                       and data size per notebook, nothing started
     run_reports(...)                                  the pipeline, these checks first
@@ -73,6 +75,13 @@ def host_gap_lines(studies: list[tuple[Resolved, Study]], host: Host | None = No
     return ["not made on this machine (each report says so too):", *(f"  {gap.line()}" for gap in found)]
 
 
+def machine_lines(studies: list[tuple[Resolved, Study]]) -> list[str]:
+    """What the studies that run (not analyse_only) need built on this machine once, built now
+    (Study.prepare_machine), one line each naming the notebook."""
+    return [f"{res.notebook.name}: {line}" for res, study in studies if not res.effective.get("analyse_only")
+            for line in study.prepare_machine()]
+
+
 def plan_reports(notebooks: list[str] | None = None, parameter_set: str = "local",
                  explicit: dict[str, Any] | None = None, notebooks_dir: Path | None = None,
                  host: Host | None = None) -> list[str]:
@@ -110,7 +119,8 @@ def run_reports(notebooks: list[str] | None = None, parameter_set: str = "local"
     """The report pipeline (cassperf.report.pipeline.run_reports, same arguments) with the studies
     checked before anything starts and what this machine will not make said first."""
     def preflight(resolved: list[Resolved]) -> list[str]:
-        return host_gap_lines(check_studies(resolved))
+        studies = check_studies(resolved)
+        return host_gap_lines(studies) + machine_lines(studies)
 
     log: Callable[[str], None] = options.pop("log", lambda line: None)
     return run_pipeline(notebooks, parameter_set, explicit, log=log, preflight=preflight, **options)

@@ -85,6 +85,8 @@ from cassperf.workload.worker import DRAIN_TIMEOUT_S, WorkerPlan, op_weights, ta
 TOOL = "cassperf-engine"
 HDR_LOG = "engine.hdr"
 READY_TIMEOUT_S = 120.0
+#: least time from fixing t0 to t0, for the workers to be let go: a run with a warm-up of at
+#: least this long starts its measurement warmup_s after t0 is fixed (the warm-up covers it)
 START_MARGIN_S = 0.3
 SERVICE_STATS = ("mean", "p50", "p95", "p99", "p999", "max")
 _LAYOUT = hdr.Layout(LAYOUT.lowest, LAYOUT.highest, LAYOUT.significant_figures)
@@ -484,7 +486,7 @@ def run_workload(spec: WorkloadSpec, cluster: Any, *, root: str | Path | None = 
             cluster_sampler.start()
         if ready is not None:
             ready()
-        t0 = time.monotonic_ns() + int((warm + START_MARGIN_S) * NS_PER_S)
+        t0 = time.monotonic_ns() + int(max(warm, START_MARGIN_S) * NS_PER_S)
         epoch0 = time.time() + (t0 - time.monotonic_ns()) / NS_PER_S
         t0_value.value = t0
         writer.manifest["t0_epoch_s"] = epoch0
