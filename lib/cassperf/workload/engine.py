@@ -3,12 +3,15 @@
     from cassperf.workload.engine import run_workload
     run = run_workload(WorkloadSpec(op="write", n=100_000, rate="fixed=5000/s"), cluster)
 
-Workers are started with multiprocessing's ``spawn`` method, so a *script* calling
-run_workload must guard its entry point with ``if __name__ == "__main__":`` (spawn re-imports
-the main module); notebooks and imported modules need nothing.
+Workers are forked from a forkserver (``spawn`` where the client sits in another network
+namespace), and either way a *script* calling run_workload must guard its entry point with
+``if __name__ == "__main__":``: each worker imports the script's main module again, at every
+run. Keep that module's own imports light (import inside ``main()``): a script importing
+cassperf.cluster at its top paid 1.3-2.5 s per run before its workers began to connect, one
+importing it inside ``main()`` 0.1 s. Notebooks and imported modules need nothing.
 
 Layout. The parent process (this module) creates the schema through cassandra-driver (control
-plane), starts P worker processes (``worker``; multiprocessing ``spawn``, one asyncio loop and
+plane), starts P worker processes (``worker``; forked from the forkserver, one asyncio loop and
 one backend session each, ``concurrency`` requests in flight split among them), publishes the
 start time, then merges the workers' interval histograms (``cassperf.results.hdr``: summed bucket by
 bucket, never averaged) and writes each interval to the run folder as soon as every worker has

@@ -1,7 +1,7 @@
 """One load-generating process of the engine: an asyncio loop, a backend, bounded in-flight ops.
 
-The parent (``engine``) starts P of these with the ``spawn`` method. Each one connects, prepares
-its statements, says ``ready`` and waits for ``go``; the parent then publishes the run's start
+The parent (``engine``) starts P of these (forked from its forkserver, or spawned). Each one
+connects, prepares its statements, says ``ready`` and waits for ``go``; the parent then publishes the run's start
 ``t0`` (monotonic ns, one clock for all processes). The worker runs the warm-up (unrecorded)
 until t0, then the measured load: ``concurrency`` coroutines, each looping take op -> wait for
 its intended start (fixed/throttle rate) -> send -> record. At every interval boundary it turns
