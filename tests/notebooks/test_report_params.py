@@ -132,6 +132,16 @@ def test_notebooks_on_one_cluster_run_together_and_results_keep_name_order(home)
     assert [r.notebook.stem for r, _ in execution_order(plans)] == ["00-a", "04-e", "01-b", "03-d", "02-c"]
 
 
+def test_notebooks_on_one_cluster_in_one_shape_run_together_so_each_shape_starts_once(home):
+    # make report's one-node notebooks: 00 and 06 on the same cluster and heap, 05 with a page-cache bound
+    nbs = home / "notebooks"
+    plain = ClusterNeed("cassperf-dc1_1", "dc1:1", "127.0.0.1", 512, None)
+    bounded = ClusterNeed("cassperf-dc1_1", "dc1:1", "127.0.0.1", 512, None, page_cache_mb=64)
+    plans = [(resolve(write_notebook(nbs, f"{name}.ipynb", PARAMS, [])), need)
+             for name, need in [("00-overview", plain), ("05-storage", bounded), ("06-question", plain)]]
+    assert [r.notebook.stem for r, _ in execution_order(plans)] == ["00-overview", "06-question", "05-storage"]
+
+
 def _record(name: str, ok: bool, **kw) -> ReportRecord:
     base = dict(notebook=name, title=name.upper(), html=name.replace(".ipynb", ".html"), ok=ok,
                 error=None if ok else "cell 4: RuntimeError: disk full", duration_s=75.4, parameter_set="local",

@@ -131,14 +131,18 @@ def claim_counts(executed: Path) -> dict[str, int] | None:
 
 
 def execution_order(plans: list[tuple[Resolved, ClusterNeed | None]]) -> list[tuple[Resolved, ClusterNeed | None]]:
-    """Notebooks needing the same cluster next to each other, in order of first appearance;
-    within a group (and for notebooks needing none) name order. Notebooks that start their own
-    clusters (`starts_own_clusters`) come last: the pipeline's clusters are stopped before them."""
+    """Notebooks needing the same cluster next to each other, in order of first appearance; within
+    a cluster's name, those needing it in the same shape (heap, bounds) next to each other, so a
+    shape is started once; then name order (and for notebooks needing none, name order).
+    Notebooks that start their own clusters (`starts_own_clusters`) come last: the pipeline's
+    clusters are stopped before them."""
     first: dict[str | None, int] = {}
+    shape: dict[ClusterNeed | None, int] = {}
     for i, (_, need) in enumerate(plans):
         first.setdefault(need.name if need else None, i)
+        shape.setdefault(need, i)
     return sorted(plans, key=lambda p: (starts_own_clusters(p[0].effective), first[p[1].name if p[1] else None],
-                                        p[0].notebook.name))
+                                        shape[p[1]], p[0].notebook.name))
 
 
 def _cluster_label(res: Resolved, need: ClusterNeed | None) -> str:
