@@ -161,11 +161,16 @@ def _enough(covered: float, start: float, end: float) -> bool:
 
 
 def _groups(series: pd.DataFrame) -> dict[tuple[str, str], tuple[np.ndarray, np.ndarray]]:
-    """{(metric, node): (time_s, value)}, each sorted by time."""
-    out = {}
-    for (metric, node), g in series.groupby(["metric", "node"], sort=True):
-        out[(str(metric), str(node))] = (g["time_s"].to_numpy(dtype="float64"), g["value"].to_numpy(dtype="float64"))
-    return out
+    """{(metric, node): (time_s, value)}, each sorted by time: slices of one sorted array, not a
+    groupby (a run's windows cut hundreds of series, for every run of a study)."""
+    if series.empty:
+        return {}
+    s = series.sort_values(["metric", "node", "time_s"], kind="stable")
+    metric, node = s["metric"].astype(str).to_numpy(), s["node"].astype(str).to_numpy()
+    t, v = s["time_s"].to_numpy(dtype="float64"), s["value"].to_numpy(dtype="float64")
+    cuts = np.flatnonzero((metric[1:] != metric[:-1]) | (node[1:] != node[:-1])) + 1
+    bounds = np.concatenate([[0], cuts, [len(s)]])
+    return {(str(metric[a]), str(node[a])): (t[a:b], v[a:b]) for a, b in zip(bounds[:-1], bounds[1:])}
 
 
 class _Window:
@@ -263,7 +268,10 @@ def node_resources(run: Run, start_s: float, end_s: float) -> pd.DataFrame:
     core, MB it read from and wrote to storage, page cache, anonymous memory and memory limit
     (MiB, means), % of the time in GC, the most compactions pending, dropped messages and
     timeouts (counts), local writes applied and reads served (counts, every sampled table)."""
-    w = _Window(run, start_s, end_s)
+    return _node_rows(_Window(run, start_s, end_s))
+
+
+def _node_rows(w: _Window) -> pd.DataFrame:
     names = sorted({n for (m, n) in w.series if not n.startswith((HOST, DISK, CLIENT))})
     rows = []
     for node in names:
@@ -292,7 +300,10 @@ def client_processes(run: Run, start_s: float, end_s: float) -> pd.DataFrame:
     the part of the window its samples cover, NaN under MIN_COVERAGE; ``cpu_s``: its CPU seconds
     in the window; ``covered_s``: the seconds of the window its samples cover: a process that
     started in the window covers it from its start, the sampler's zero row), busiest first."""
-    w = _Window(run, start_s, end_s)
+    return _client_rows(_Window(run, start_s, end_s))
+
+
+def _client_rows(w: _Window) -> pd.DataFrame:
     rows = []
     for node in w.nodes("client_cpu_s", CLIENT):
         cpu_s, covered = w.raw_increase("client_cpu_s", node)
@@ -334,10 +345,10 @@ def run_resources(run: Run, start_s: float, end_s: float) -> dict[str, float]:
     host = w.nodes("host_cpu_pct", HOST)
     for col in ("host_cpu_pct", "host_cpu_user_pct", "host_cpu_system_pct", "host_cpu_iowait_pct", "host_cpu_steal_pct"):
         out[col] = _mean(w.gauge(col, n) for n in host)
-    per_node = node_resources(run, start_s, end_s)
+    per_node = _node_rows(w)
     out["node_cpu_pct"] = _mean(per_node["cpu_pct"])
     out["node_cpu_max_pct"] = _max(per_node["cpu_pct"])
-    clients = client_processes(run, start_s, end_s)
+    clients = _client_rows(w)
     known = not clients.empty and _enough(float(clients["covered_s"].max()), w.start, w.end)
     out["client_cpu_pct"] = 100.0 * _sum(clients["cpu_s"]) / w.length if known else math.nan
     out["client_cpu_max_pct"] = _max(clients["cpu_pct"])
