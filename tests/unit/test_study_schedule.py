@@ -85,7 +85,16 @@ def test_warm_up_stops_when_throughput_stops_rising():
     assert why == "throughput stopped rising after 6 steps (the best of the last 3 within 3% of the best before them)"
     rising = iter(range(100, 10000, 100))
     got, why = warm_up(lambda: float(next(rising)), max_steps=5)
-    assert len(got) == 5 and why == "still rising after the 5 steps allowed (warm_max_steps)"
+    assert len(got) == 5 and why == ("stopped at the 5 steps allowed (warm_max_steps), too few to tell whether "
+                                     "throughput had stopped rising (the rule needs 6)")
+    rising = iter(range(100, 10000, 100))
+    got, why = warm_up(lambda: float(next(rising)), max_steps=8)
+    assert len(got) == 8 and why == "still rising after the 8 steps allowed (warm_max_steps)"
+    # 04's three steps at 2569bc4 fell (1,371, 967, 433 ops/s) and were said to be "still rising"
+    falling = iter([1371.0, 967.0, 433.0])
+    got, why = warm_up(lambda: next(falling), max_steps=3)
+    assert why == "stopped at the 3 steps allowed (warm_max_steps), too few to tell whether throughput had " \
+                  "stopped rising (the rule needs 6)"
 
 
 def test_the_knee_is_the_smallest_concurrency_at_90_percent_of_the_best():

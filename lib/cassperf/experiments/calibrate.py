@@ -56,7 +56,13 @@ def warm_up(measure: Callable[[], float], max_steps: int, log: Callable[[str], N
         if warm_up_done(rates):
             return rates, (f"throughput stopped rising after {len(rates)} steps (the best of the last {LAST} "
                            f"within {RISE_PCT:g}% of the best before them)")
-    return rates, f"still rising after the {max_steps} steps allowed (warm_max_steps)" if rates else "no warm-up"
+    if not rates:
+        return rates, "no warm-up"
+    judged = max(MIN_STEPS, LAST + 1)
+    if len(rates) < judged:          # the rule never applied: the rates may as well have fallen
+        return rates, (f"stopped at the {max_steps} steps allowed (warm_max_steps), too few to tell whether throughput "
+                       f"had stopped rising (the rule needs {judged})")
+    return rates, f"still rising after the {max_steps} steps allowed (warm_max_steps)"
 
 
 def ladder_done(points: Sequence[tuple[int, float]], flat_gain_pct: float = FLAT_GAIN_PCT) -> bool:
