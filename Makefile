@@ -78,9 +78,7 @@ container: ## podman, runc and debootstrap (Debian packages) for container nodes
 # clock) run at idle priority (SCHED_IDLE: they get a core only when no phase wants it, and give it
 # back at once): they were 420 of the quick phase's ~800 CPU-seconds, and the alone phase leaves
 # about a quarter of the two cores idle. make test waits for them at the end and prints their
-# report there; their timeout is CI's 90 minutes, not the 15 of a test (pyproject.toml), since at idle
-# priority their wall time is the other phases' (the pooled proof's fixture passed 900 s in CI of
-# 77f55e7). The node phase keeps xdist's order: with the study notebooks first they ran side
+# report there. The node phase keeps xdist's order: with the study notebooks first they ran side
 # by side and slowed each other to about twice their time alone (CI of 63c8e85: that phase took
 # 1,814 s against 1,344 s).
 # Cassandra's jars resolve (Maven, mostly waiting on the registry: 13 s for 5.0.6 and 8 s for Jolokia
@@ -88,7 +86,7 @@ container: ## podman, runc and debootstrap (Debian packages) for container nodes
 IDLE_PRIORITY = $(shell command -v chrt >/dev/null 2>&1 && echo chrt --idle 0 || echo nice -n 19)
 test: setup browser mdadm ping iperf3 sshd container ## all tests, real Cassandra nodes included: quick ones and node ones two files at a time, then the `alone` ones one at a time; the simulation proofs beside them at idle priority
 	@rm -rf $(VENV)/proofs-tmp; \
-	  $(IDLE_PRIORITY) $(BIN)/pytest -m proof -p no:cacheprovider --basetemp=$(VENV)/proofs-tmp --timeout=5400 $(PYTEST_ARGS) \
+	  $(IDLE_PRIORITY) $(BIN)/pytest -m proof -p no:cacheprovider --basetemp=$(VENV)/proofs-tmp $(PYTEST_ARGS) \
 	    > $(VENV)/proofs.log 2>&1 & proofs=$$!; \
 	  trap 'kill $$proofs 2>/dev/null' EXIT; trap 'exit 130' INT TERM; \
 	  echo "make test: the simulation proofs run at idle priority beside the phases (pid $$proofs, $(VENV)/proofs.log)"; \

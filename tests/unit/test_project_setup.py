@@ -75,8 +75,6 @@ def test_make_test_runs_the_simulation_proofs_at_idle_priority_beside_its_phases
     alone = next(i for i, line in enumerate(recipe) if '-m "(cluster or notebook) and alone"' in line)
     waited = next(i for i, line in enumerate(recipe) if "wait $$proofs" in line)
     assert proofs < quick < alone < waited, recipe
-    # at idle priority a proof's wall time is the other phases': not a test's 15 minutes but CI's 90
-    assert "--timeout=5400" in recipe[proofs], recipe[proofs]
     assert "exit $$rc" in recipe[waited + 1], "a failed proof fails make test"
     idle = subprocess.run(["make", "-s", "-C", str(ROOT), "--eval", "show-idle: ; @echo $(IDLE_PRIORITY)", "show-idle"],
                           capture_output=True, text=True, timeout=60)
