@@ -74,33 +74,19 @@ container: ## podman, runc and debootstrap (Debian packages) for container nodes
 # Three phases, each on its own pytest: the quick tests two files at a time; the node and kernel
 # tests two files at a time (a run's load lasts its seconds whoever shares the cores); then the
 # `alone` ones one at a time (timing, latency and page-cache assertions a neighbour would move).
-# Beside all three, from the start, the simulation proofs (marker `proof`: CPU only, no node, no
-# clock) run at idle priority (SCHED_IDLE: they get a core only when no phase wants it, and give it
-# back at once): they were 420 of the quick phase's ~800 CPU-seconds, and the alone phase leaves
-# about a quarter of the two cores idle. make test waits for them at the end and prints their
-# report there. The node phase keeps xdist's order: with the study notebooks first they ran side
-# by side and slowed each other to about twice their time alone (CI of 63c8e85: that phase took
-# 1,814 s against 1,344 s).
+# The quick phase hands files out in tests/conftest.py's order, those marked `long` first
+# (--no-loadscope-reorder; xdist's own order is most tests first). The node phase keeps xdist's
+# order: with the study notebooks first they ran side by side and slowed each other to about
+# twice their time alone (CI of 63c8e85: that phase took 1,814 s against 1,344 s).
 # Cassandra's jars resolve (Maven, mostly waiting on the registry: 13 s for 5.0.6 and 8 s for Jolokia
 # into CI's empty Maven repository at 957bc8f) beside the quick tests, which start no node.
-IDLE_PRIORITY = $(shell command -v chrt >/dev/null 2>&1 && echo chrt --idle 0 || echo nice -n 19)
-test: setup browser mdadm ping iperf3 sshd container ## all tests, real Cassandra nodes included: quick ones and node ones two files at a time, then the `alone` ones one at a time; the simulation proofs beside them at idle priority
-	@rm -rf $(VENV)/proofs-tmp; \
-	  $(IDLE_PRIORITY) $(BIN)/pytest -m proof -p no:cacheprovider --basetemp=$(VENV)/proofs-tmp $(PYTEST_ARGS) \
-	    > $(VENV)/proofs.log 2>&1 & proofs=$$!; \
-	  trap 'kill $$proofs 2>/dev/null' EXIT; trap 'exit 130' INT TERM; \
-	  echo "make test: the simulation proofs run at idle priority beside the phases (pid $$proofs, $(VENV)/proofs.log)"; \
-	  $(BIN)/cassperf cluster fetch --version $(CASSANDRA_VERSION) > $(VENV)/jars.log 2>&1 & fetch=$$!; \
-	  $(BIN)/pytest -m "not cluster and not notebook and not proof" -n 2 --dist loadfile $(PYTEST_ARGS); rc=$$?; \
+test: setup browser mdadm ping iperf3 sshd container ## all tests, real Cassandra nodes included: quick ones and node ones two files at a time, then the `alone` ones one at a time
+	$(BIN)/cassperf cluster fetch --version $(CASSANDRA_VERSION) > $(VENV)/jars.log 2>&1 & fetch=$$!; \
+	  $(BIN)/pytest -m "not cluster and not notebook" -n 2 --dist loadfile --no-loadscope-reorder $(PYTEST_ARGS); rc=$$?; \
 	  wait $$fetch || { cat $(VENV)/jars.log; echo "make test: Cassandra's jars did not resolve (above)"; exit 1; }; \
-	  [ $$rc = 0 ] || [ $$rc = 5 ] || exit $$rc; \
-	  $(BIN)/pytest -m "(cluster or notebook) and not alone" -n 2 --dist loadfile $(PYTEST_ARGS); rc=$$?; \
-	  [ $$rc = 0 ] || [ $$rc = 5 ] || exit $$rc; \
-	  $(BIN)/pytest -m "(cluster or notebook) and alone" $(PYTEST_ARGS); rc=$$?; \
-	  [ $$rc = 0 ] || [ $$rc = 5 ] || exit $$rc; \
-	  echo "make test: the simulation proofs (run at idle priority beside the phases):"; \
-	  wait $$proofs; rc=$$?; trap - EXIT; cat $(VENV)/proofs.log; \
-	  [ $$rc = 0 ] || { echo "make test: the simulation proofs failed (above)"; exit $$rc; }
+	  [ $$rc = 0 ] || [ $$rc = 5 ]
+	$(BIN)/pytest -m "(cluster or notebook) and not alone" -n 2 --dist loadfile $(PYTEST_ARGS) || [ $$? = 5 ]
+	$(BIN)/pytest -m "(cluster or notebook) and alone" $(PYTEST_ARGS) || [ $$? = 5 ]
 
 test-unit: setup ## quick tests only (no Cassandra nodes)
 	$(BIN)/pytest -m "not cluster and not notebook" $(PYTEST_ARGS)

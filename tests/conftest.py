@@ -31,6 +31,15 @@ os.environ.setdefault("CASSPERF_NODE_JVM_OPTIONS",
                       "-XX:TieredStopAtLevel=1 -Dcassandra.memtable_row_overhead_computation_step=100")
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """The files marked `long` first, each file's tests kept together and in order: make test's
+    quick phase runs files two at a time in this order (--no-loadscope-reorder), and the
+    simulation proofs take a minute or two each, so started first they do not leave one worker
+    running the last of them alone."""
+    long_files = {item.path for item in items if item.get_closest_marker("long")}
+    items.sort(key=lambda item: item.path not in long_files)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):  # noqa: ANN001 - pytest hook
     outcome = yield

@@ -20,7 +20,7 @@ from cassperf.analysis.repeats import run_figures
 from cassperf.analysis.simulate import Noise, SimArm, sim_figures, simulate, to_runs
 
 
-pytestmark = pytest.mark.proof       # its simulation fixture takes about 2 min of CPU: make test runs it at idle priority
+pytestmark = pytest.mark.long        # its simulation fixture takes about 40 s: make test starts it first
 
 @pytest.fixture(scope="module")
 def cal() -> Calibration:

@@ -1,7 +1,7 @@
 """The proof of the pooled comparison (five arms in blocks share one pool), on simulated studies
 with known effects (analysis.calibration.method_rates_pooled; seeded: deterministic). A file of its
-own: its 2,000 studies take about 4 minutes of CPU, which make test gives it at idle priority beside
-its phases (marker `proof`). Tolerances as there: a share p
+own: its 2,000 studies take about 90 s, and make test runs files two at a time, so apart from the
+pair's proof (test_analysis_calibration) the two run side by side. Tolerances as there: a share p
 over 2,000 studies has a standard error of sqrt(p (1 - p) / 2000): 0.5% at 5%, 0.9% at 80%.
 """
 
@@ -12,7 +12,7 @@ import pytest
 from cassperf.analysis.calibration import PooledCalibration, method_rates_pooled
 
 
-pytestmark = pytest.mark.proof       # its simulation fixture takes about 4 min of CPU: make test runs it at idle priority
+pytestmark = pytest.mark.long        # its simulation fixture takes about 90 s: make test starts it first
 
 @pytest.fixture(scope="module")
 def pooled() -> PooledCalibration:

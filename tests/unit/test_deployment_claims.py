@@ -89,7 +89,6 @@ def test_a_deployment_plainly_faster_and_busier_bears_the_cpu_claim_out(monkeypa
     assert row["verdict"] == HOLDS
 
 
-@pytest.mark.proof                      # 45 s of CPU: make test runs it at idle priority beside its phases
 def test_on_2000_simulated_studies_of_three_equal_deployments_the_picked_pair_passes_in_5_percent() -> None:
     """The widest gap of three deployments that do not differ: at a plain 5% it passes in 11.4% of
     the studies; at 5% / 3 in 4.2% (Bonferroni is a bound: at most 5%)."""

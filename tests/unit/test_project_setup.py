@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import tomllib
 from pathlib import Path
@@ -66,22 +65,6 @@ def test_make_report_installs_what_the_default_studies_use_as_make_test_does():
     waited = next(i for i, line in enumerate(recipe) if "wait $$fetch" in line)
     nodes = next(i for i, line in enumerate(recipe) if '-m "(cluster or notebook)' in line)
     assert fetch < waited < nodes, recipe
-
-
-def test_make_test_runs_the_simulation_proofs_at_idle_priority_beside_its_phases_and_fails_with_them():
-    recipe = re.search(r"^test:.*\n((?:\t.*\n)+)", (ROOT / "Makefile").read_text(), re.M).group(1).splitlines()
-    proofs = next(i for i, line in enumerate(recipe) if "$(IDLE_PRIORITY) $(BIN)/pytest -m proof" in line)
-    quick = next(i for i, line in enumerate(recipe) if '-m "not cluster and not notebook and not proof"' in line)
-    alone = next(i for i, line in enumerate(recipe) if '-m "(cluster or notebook) and alone"' in line)
-    waited = next(i for i, line in enumerate(recipe) if "wait $$proofs" in line)
-    assert proofs < quick < alone < waited, recipe
-    assert "exit $$rc" in recipe[waited + 1], "a failed proof fails make test"
-    idle = subprocess.run(["make", "-s", "-C", str(ROOT), "--eval", "show-idle: ; @echo $(IDLE_PRIORITY)", "show-idle"],
-                          capture_output=True, text=True, timeout=60)
-    assert idle.stdout.strip() == ("chrt --idle 0" if shutil.which("chrt") else "nice -n 19"), idle.stderr
-    proof = re.compile(r"^(@pytest\.mark\.proof|pytestmark = pytest\.mark\.proof)", re.M)
-    marked = {p.name for p in (ROOT / "tests").rglob("test_*.py") if proof.search(p.read_text())}
-    assert marked == {"test_analysis_calibration.py", "test_analysis_calibration_pooled.py", "test_deployment_claims.py"}
 
 
 def test_readme_opens_with_the_two_commands_and_ci_runs_the_test_one():
