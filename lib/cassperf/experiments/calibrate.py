@@ -37,9 +37,14 @@ KNEE_SHARE = 0.9
 MAX_CONCURRENCY = 256
 
 
+def steps_to_judge(min_steps: int = MIN_STEPS) -> int:
+    """The fewest warm-up steps :func:`warm_up_done` judges: ``min_steps``, and more than ``LAST``."""
+    return max(min_steps, LAST + 1)
+
+
 def warm_up_done(rates: Sequence[float], rise_pct: float = RISE_PCT, min_steps: int = MIN_STEPS) -> bool:
     """True when throughput stopped rising over ``rates`` (ops/s per warm-up step, in order)."""
-    if len(rates) < max(min_steps, LAST + 1):
+    if len(rates) < steps_to_judge(min_steps):
         return False
     before, last = max(rates[:-LAST]), max(rates[-LAST:])
     return last <= before * (1 + rise_pct / 100)
@@ -58,7 +63,7 @@ def warm_up(measure: Callable[[], float], max_steps: int, log: Callable[[str], N
                            f"within {RISE_PCT:g}% of the best before them)")
     if not rates:
         return rates, "no warm-up"
-    judged = max(MIN_STEPS, LAST + 1)
+    judged = steps_to_judge()
     if len(rates) < judged:          # the rule never applied: the rates may as well have fallen
         return rates, (f"stopped at the {max_steps} steps allowed (warm_max_steps), too few to tell whether throughput "
                        f"had stopped rising (the rule needs {judged})")

@@ -6,7 +6,7 @@ Load time, in seconds, is what the executor (cassperf.experiments.executor) runs
 - preparations: their rows (op counts) at a write rate: ``EMBEDDED_LOAD_ROWS_S`` measured on
   the embedded cluster; on a named cluster the rate is not known before the run, so their time is
   given at a stated example rate and kept out of the total;
-- warm-up: per context (cluster), from ``calibrate.MIN_STEPS`` (or ``warm_max_steps`` when lower)
+- warm-up: per context (cluster), from ``calibrate.steps_to_judge()`` (or ``warm_max_steps`` when lower)
   to ``warm_max_steps`` steps of ``warm_step_s``;
 - calibration (when the study calibrates): from 4 to 9 steps (1 to ``MAX_CONCURRENCY`` in flight,
   doubling) of ``calibrate_s`` plus its unrecorded ``CALIBRATION_WARMUP_S``;
@@ -33,7 +33,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from cassperf.experiments.calibrate import LAST, MAX_CONCURRENCY, MIN_STEPS
+from cassperf.experiments.calibrate import MAX_CONCURRENCY, steps_to_judge
 from cassperf.experiments.executor import CALIBRATION_WARMUP_S
 from cassperf.experiments.study import Arm, Calibrated, Study
 from cassperf.workload.spec import WorkloadSpec
@@ -200,7 +200,7 @@ def study_cost(study: Study) -> StudyCost:
         load_s += (max(timed) + warm) * study.repeats
     contexts = len({a.context for a in arms} | {p.context for p in study.preparations()}) or 1
     warms = study.warm_spec() is not None and study.warm_max_steps > 0
-    low_steps = min(max(MIN_STEPS, LAST + 1), study.warm_max_steps)
+    low_steps = min(steps_to_judge(), study.warm_max_steps)
     calibrates = study.calibration_spec() is not None
     preparations = study.preparations()
     return StudyCost(
